@@ -1,0 +1,31 @@
+# ksymlab entry point. See README.md.
+PYTHON := /usr/bin/python3
+PYTEST := $(PYTHON) -m pytest
+# Extra arguments for the harness, e.g. make run RUN_ARGS="--variants exports --kvm"
+RUN_ARGS ?=
+
+.PHONY: all deps run build check unit clean-runs
+
+all: run
+
+deps:
+	@harness/install-deps
+
+## The A/B comparison: build (cached), boot, verify with gdb, write runs/latest/report.md.
+run: deps
+	$(PYTHON) -m harness run $(RUN_ARGS)
+
+## Only build the kernel variants into the cache.
+build: deps
+	$(PYTHON) -m harness build
+
+## Every test, including the end-to-end A/B run.
+check: deps
+	$(PYTEST) -ra harness/tests
+
+## Unit tests only (no kernel build, no guest).
+unit: deps
+	$(PYTEST) -ra -m "not e2e" harness/tests
+
+clean-runs:
+	rm -rf runs

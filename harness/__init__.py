@@ -1,0 +1,1 @@
+"""ksymlab harness: build kernels, boot them under QEMU, verify with gdb, report."""

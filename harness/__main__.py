@@ -1,0 +1,59 @@
+"""Command line: python3 -m harness {run,build} [options]."""
+
+import argparse
+import sys
+
+from . import kernel, variants
+from .errors import EXIT, HarnessError
+from .run import run
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python3 -m harness",
+                                 description="ksymlab: does a tracer work without kallsyms?")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run", help="build, boot, verify and report every variant")
+    r.add_argument("--variants", default=",".join(variants.DEFAULT),
+                   help="comma-separated variants (default: %(default)s)")
+    r.add_argument("--scenario", help="guest scenario file (default: harness/scenarios/"
+                   "default.scenario)")
+    r.add_argument("--kvm", action="store_true", help="use KVM when /dev/kvm works (default TCG)")
+    r.add_argument("--append", default="", help="extra kernel command line arguments")
+    r.add_argument("--runs-dir", help="where run directories go (default: ./runs or $KSYMLAB_RUNS)")
+    r.add_argument("--boot-timeout", type=int, default=600, help="seconds until READY")
+    r.add_argument("--hang-timeout", type=int, default=180,
+                   help="seconds without console output that count as a hang")
+    b = sub.add_parser("build", help="only prepare (extract, patch, configure, build) the kernels")
+    b.add_argument("--variants", default=",".join(variants.DEFAULT))
+    k = sub.add_parser("key", help="print the cache key of each variant")
+    k.add_argument("--variants", default=",".join(variants.DEFAULT))
+    try:
+        args = ap.parse_args(argv)
+    except SystemExit as e:
+        return EXIT["usage"] if e.code else 0
+    names = [n for n in args.variants.split(",") if n]
+    try:
+        if args.cmd == "run":
+            status, rundir, err = run(names, args.scenario, args.kvm, args.append, args.runs_dir,
+                                      args.boot_timeout, args.hang_timeout)
+            if err is not None:
+                print(err.one_line(), file=sys.stderr)
+            print(f"report: {rundir / 'report.md'}")
+            return status
+        selected = variants.select(names)
+        for i, v in enumerate(selected, 1):
+            if args.cmd == "key":
+                print(f"{v.name} {kernel.tree_key(v)}")
+            else:
+                print(f"{v.name} {kernel.prepare(v, i, len(selected)).src}")
+        return 0
+    except HarnessError as err:
+        print(err.one_line(), file=sys.stderr)
+        return err.exit_status
+    except KeyboardInterrupt:
+        print("ksymlab: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

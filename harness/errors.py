@@ -1,0 +1,41 @@
+"""One exception type for every step, each step with its own exit status."""
+
+# Exit statuses of `python3 -m harness`; README.md lists the same table.
+EXIT = {
+    "verdict": 1,        # the run completed and some check disagreed
+    "usage": 2,
+    "deps": 3,           # a required host tool is missing
+    "extract": 10,
+    "patch": 11,
+    "configure": 12,
+    "build": 13,
+    "module": 20,
+    "initramfs": 21,
+    "boot": 30,          # QEMU could not start or exited unexpectedly
+    "panic": 31,
+    "oops": 32,
+    "hang": 33,
+    "timeout": 34,
+    "guest": 35,         # the guest script reported an error
+    "gdb": 40,
+    "verify": 41,        # a result could not be parsed or compared
+}
+
+
+class HarnessError(Exception):
+    """A failed step: `step` names it and selects the exit status."""
+
+    def __init__(self, step, message, log=None):
+        super().__init__(message)
+        self.step = step
+        self.message = message
+        self.log = log
+
+    @property
+    def exit_status(self):
+        return EXIT.get(self.step, 1)
+
+    def one_line(self):
+        where = f" (log: {self.log})" if self.log else ""
+        first = self.message.strip().splitlines()[0] if self.message.strip() else "failed"
+        return f"ksymlab: {self.step}: {first}{where}"

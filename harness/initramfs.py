@@ -1,0 +1,65 @@
+"""Build the guest initramfs with the kernel tree's own usr/gen_init_cpio."""
+
+import subprocess
+from pathlib import Path
+
+from . import paths
+from .errors import HarnessError
+from .progress import say
+
+BUSYBOX = Path("/bin/busybox")
+# Applets the guest init uses; each becomes a /bin symlink to busybox.
+APPLETS = ("sh", "mount", "insmod", "rmmod", "cat", "echo", "sleep", "renice", "stty",
+           "reboot", "uname", "ls", "ps", "dmesg", "grep", "sed", "mkdir")
+
+
+def busybox_applets(busybox=BUSYBOX):
+    try:
+        out = subprocess.run([str(busybox), "--list"], capture_output=True, text=True,
+                             check=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError) as e:
+        raise HarnessError("initramfs", f"{busybox}: cannot list applets ({e}); "
+                           "install busybox-static") from e
+    return set(out.split())
+
+
+def cpio_spec(module_ko, scenario, params, init=None, busybox=BUSYBOX):
+    """The gen_init_cpio file list, one entry per line."""
+    init = init or paths.GUEST / "init"
+    missing = set(APPLETS) - busybox_applets(busybox)
+    if missing:
+        raise HarnessError("initramfs", f"{busybox} lacks applets: {' '.join(sorted(missing))}")
+    for f in (module_ko, scenario, params, init):
+        if not Path(f).is_file():
+            raise HarnessError("initramfs", f"{f}: not found")
+    lines = [f"dir /{d} 0755 0 0" for d in ("bin", "dev", "etc", "etc/ksymlab", "lib",
+                                           "lib/modules", "proc", "sys", "tmp")]
+    # The kernel opens /dev/console for init before devtmpfs is mounted.
+    lines.append("nod /dev/console 0600 0 0 c 5 1")
+    lines.append(f"file /bin/busybox {busybox} 0755 0 0")
+    lines += [f"slink /bin/{a} busybox 0777 0 0" for a in APPLETS]
+    lines.append(f"file /init {init} 0755 0 0")
+    lines.append(f"file /etc/ksymlab/scenario {scenario} 0644 0 0")
+    lines.append(f"file /etc/ksymlab/params {params} 0644 0 0")
+    lines.append(f"file /lib/modules/ksymlab_probe.ko {module_ko} 0644 0 0")
+    return "\n".join(lines) + "\n"
+
+
+def build(tree, module_ko, scenario, workdir, mode):
+    """Write <workdir>/initramfs.cpio and return its path."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    params = workdir / "guest-params"
+    params.write_text(f"KSYMLAB_VARIANT={tree.variant}\nKSYMLAB_MODE={mode}\n")
+    spec = workdir / "initramfs.list"
+    spec.write_text(cpio_spec(module_ko, scenario, params))
+    out = workdir / "initramfs.cpio"
+    if not tree.gen_init_cpio.exists():
+        raise HarnessError("initramfs", f"{tree.gen_init_cpio} missing from the built tree")
+    with open(out, "wb") as f:
+        p = subprocess.run([str(tree.gen_init_cpio), str(spec)], stdout=f,
+                           stderr=subprocess.PIPE, text=False)
+    if p.returncode != 0:
+        raise HarnessError("initramfs", f"gen_init_cpio exited {p.returncode}: "
+                           f"{p.stderr.decode(errors='replace').strip()}")
+    say("initramfs", f"{tree.variant}: {out.stat().st_size // 1024} KiB")
+    return out

@@ -1,0 +1,58 @@
+"""Build probe-module against one built kernel tree, cached by tree, mode and sources."""
+
+import fcntl
+import hashlib
+import shutil
+from pathlib import Path
+
+from . import paths
+from .errors import HarnessError
+from .proc import run_logged
+from .progress import say
+
+KO_NAME = "ksymlab_probe.ko"
+SOURCES = ("Kbuild", "*.c", "*.h")
+
+
+def _sources(src_dir):
+    files = set()
+    for pattern in SOURCES:
+        files.update(p for p in src_dir.glob(pattern) if p.is_file())
+    return sorted(files)
+
+
+def module_key(tree, mode, src_dir=None):
+    src_dir = Path(src_dir or paths.PROBE_MODULE)
+    h = hashlib.sha256()
+    h.update(f"{tree.key}\0{mode}\0".encode())
+    for f in _sources(src_dir):
+        h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()[:20]
+
+
+def build(tree, mode, src_dir=None):
+    """Return the path of the built .ko; the build log sits beside it."""
+    src_dir = Path(src_dir or paths.PROBE_MODULE)
+    key = module_key(tree, mode, src_dir)
+    out = paths.cache_root() / "modules" / key
+    ko = out / KO_NAME
+    log = out / "build.log"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out.parent / f"{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if ko.exists() and (out / "done").exists():
+            say("module", f"{tree.variant}: cached {mode} module {key}")
+            return ko
+        if out.exists():
+            shutil.rmtree(out)
+        out.mkdir()
+        # Kbuild writes objects next to the sources: build in a copy, never in the repo.
+        for f in _sources(src_dir):
+            shutil.copy2(f, out / f.name)
+        say("module", f"{tree.variant}: building in mode {mode}")
+        run_logged("module", ["make", "-C", tree.src, f"M={out}", f"KSYMLAB_MODE={mode}",
+                              "modules"], log)
+        if not ko.exists():
+            raise HarnessError("module", f"{ko} missing after a successful make", log)
+        (out / "done").write_text(key + "\n")
+        return ko

@@ -1,0 +1,27 @@
+"""Where things live: the repository, the build cache and the run directories."""
+
+import os
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+KCONFIG = REPO / "harness" / "kconfig"
+GUEST = REPO / "harness" / "guest"
+SCENARIOS = REPO / "harness" / "scenarios"
+PROBE_MODULE = REPO / "probe-module"
+GDBSCRIPTS = REPO / "gdbscripts"
+
+KERNEL_TARBALL = Path(os.environ.get("KSYMLAB_TARBALL", "/usr/src/linux-source-6.1.tar.xz"))
+
+
+def cache_root():
+    """Built trees live outside the repository, shared by every checkout."""
+    return Path(os.environ.get("KSYMLAB_CACHE", "/var/cache/ksymlab"))
+
+
+def runs_root():
+    return Path(os.environ.get("KSYMLAB_RUNS", str(REPO / "runs")))
+
+
+def patches_root():
+    """patches/<variant>/series; overridable so tests can feed a broken series."""
+    return Path(os.environ.get("KSYMLAB_PATCHES", str(REPO / "patches")))

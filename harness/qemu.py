@@ -1,0 +1,183 @@
+"""QEMU session: boot one variant, drive its serial console, expose a private gdbstub."""
+
+import os
+import re
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import pexpect
+
+from .errors import HarnessError
+from .progress import say
+
+READY = "KSYMLAB-READY"
+DONE = "KSYMLAB-DONE"
+DATA_END = "KSYMLAB-DATA-END"
+
+# Console patterns that end a boot early, in the order they are checked.
+FAULTS = [
+    ("panic", r"Kernel panic - not syncing[^\r\n]*"),
+    ("oops", r"(?:BUG: [^\r\n]*|Oops: [^\r\n]*|general protection fault[^\r\n]*)"),
+    ("guest", r"KSYMLAB-ERROR[^\r\n]*"),
+]
+
+
+def kvm_usable():
+    try:
+        fd = os.open("/dev/kvm", os.O_RDWR)
+    except OSError:
+        return False
+    os.close(fd)
+    return True
+
+
+class QemuSession:
+    """One guest. Use as a context manager so QEMU never outlives the harness."""
+
+    def __init__(self, tree, initrd, workdir, kvm=False, append="", memory="512M",
+                 boot_timeout=600, hang_timeout=180):
+        self.tree = tree
+        self.initrd = initrd
+        self.workdir = Path(workdir)
+        self.want_kvm = kvm
+        self.extra_append = append
+        self.memory = memory
+        self.boot_timeout = boot_timeout
+        self.hang_timeout = hang_timeout
+        self.child = None
+        self.sockdir = None
+        self.console_log = self.workdir / "console.log"
+        self.data_log = self.workdir / "data.log"
+        self.accel = None
+
+    @property
+    def gdb_socket(self):
+        return Path(self.sockdir) / "gdb.sock"
+
+    def argv(self):
+        append = "console=ttyS0 nokaslr panic=-1 " + self.extra_append
+        return [
+            "qemu-system-x86_64", "-nodefaults", "-display", "none", "-no-reboot",
+            "-accel", self.accel, "-m", self.memory, "-smp", "1",
+            "-kernel", str(self.tree.bzimage), "-initrd", str(self.initrd),
+            "-append", append.strip(),
+            "-serial", "stdio",
+            "-serial", f"file:{self.data_log}",
+            "-chardev", f"socket,id=gdb0,path={self.gdb_socket},server=on,wait=off",
+            "-gdb", "chardev:gdb0",
+        ]
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def start(self):
+        if shutil.which("qemu-system-x86_64") is None:
+            raise HarnessError("deps", "qemu-system-x86_64 not found; install qemu-system-x86")
+        self.accel = "tcg"
+        if self.want_kvm:
+            if kvm_usable():
+                self.accel = "kvm"
+            else:
+                say("boot", "KVM requested but /dev/kvm is not usable; using TCG")
+        # mkdtemp makes the directory 0700: only this user can reach the gdbstub.
+        self.sockdir = tempfile.mkdtemp(prefix="ksymlab-gdb-")
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        for f in (self.console_log, self.data_log):
+            if f.exists():
+                f.unlink()
+        (self.workdir / "qemu.cmdline").write_text(" ".join(self.argv()) + "\n")
+        self._log = open(self.console_log, "w", encoding="utf-8", errors="replace")
+        say("boot", f"{self.tree.variant}: qemu ({self.accel}), console {self.console_log}")
+        try:
+            self.child = pexpect.spawn(self.argv()[0], self.argv()[1:], encoding="utf-8",
+                                       codec_errors="replace", timeout=self.hang_timeout,
+                                       logfile=None, echo=False)
+        except pexpect.ExceptionPexpect as e:
+            raise HarnessError("boot", f"cannot start qemu: {e}") from e
+        self.child.logfile_read = self._log
+        self.started = time.monotonic()
+
+    def _excerpt(self, around=None, lines=12):
+        text = self.console_log.read_text(errors="replace") if self.console_log.exists() else ""
+        rows = text.replace("\r", "").splitlines()
+        if around:
+            for i, row in enumerate(rows):
+                if around in row:
+                    return "\n".join(rows[max(0, i - lines // 2): i + lines])
+        return "\n".join(rows[-lines:])
+
+    def _drain(self, seconds=3):
+        """Read what the guest still prints after a fault, for the log."""
+        try:
+            self.child.expect(pexpect.EOF, timeout=seconds)
+        except (pexpect.TIMEOUT, pexpect.EOF):
+            pass
+        self._log.flush()
+
+    def expect_marker(self, marker, phase):
+        """Wait for `marker`; classify anything else as a fault and raise."""
+        patterns = [marker] + [p for _, p in FAULTS] + [pexpect.EOF, pexpect.TIMEOUT]
+        deadline = self.started + self.boot_timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise HarnessError("timeout", f"{self.tree.variant}: no {marker} within "
+                                   f"{self.boot_timeout} s ({phase})", self.console_log)
+            i = self.child.expect(patterns, timeout=min(self.hang_timeout, left))
+            if i == 0:
+                return
+            if i <= len(FAULTS):
+                kind = FAULTS[i - 1][0]
+                what = self.child.after.strip()
+                self._drain()
+                raise HarnessError(kind, f"{self.tree.variant}: {what} ({phase})",
+                                   self.console_log)
+            if patterns[i] is pexpect.EOF:
+                self._log.flush()
+                raise HarnessError("boot", f"{self.tree.variant}: qemu exited before {marker} "
+                                   f"({phase}); last console line: "
+                                   f"{self._excerpt(lines=1) or '(none)'}", self.console_log)
+            if time.monotonic() < deadline:
+                raise HarnessError("hang", f"{self.tree.variant}: no console output for "
+                                   f"{self.hang_timeout} s ({phase})", self.console_log)
+
+    def wait_ready(self):
+        self.expect_marker(READY, "boot and sampling")
+        say("boot", f"{self.tree.variant}: guest ready after "
+                    f"{time.monotonic() - self.started:.1f} s")
+        # The data port is asynchronous to the console: wait for its end marker.
+        end = time.monotonic() + 30
+        while time.monotonic() < end:
+            if self.data_log.exists() and DATA_END in self.data_log.read_text(errors="replace"):
+                return self.data_log.read_text(errors="replace")
+            time.sleep(0.1)
+        raise HarnessError("guest", f"{self.tree.variant}: data channel has no {DATA_END}",
+                           self.data_log)
+
+    def resume_and_finish(self):
+        """Tell the guest to go on, then wait for it to unload the module and exit."""
+        self.child.sendline("continue")
+        self.expect_marker(DONE, "unload")
+        try:
+            self.child.expect(pexpect.EOF, timeout=60)
+        except pexpect.TIMEOUT as e:
+            raise HarnessError("hang", f"{self.tree.variant}: guest did not power off",
+                               self.console_log) from e
+
+    def close(self):
+        if self.child is not None:
+            if self.child.isalive():
+                self.child.terminate(force=True)
+            self.child.close(force=True)
+            self.child = None
+        if getattr(self, "_log", None):
+            self._log.close()
+        if self.sockdir:
+            shutil.rmtree(self.sockdir, ignore_errors=True)
+            self.sockdir = None

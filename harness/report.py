@@ -1,0 +1,105 @@
+"""Write the A/B report of one run: report.json, report.md and report.ktap."""
+
+import json
+
+
+def overall_verdict(variants):
+    if not variants:
+        return "fail"
+    return "pass" if all(v.get("verdict") == "pass" for v in variants.values()) else "fail"
+
+
+def write_all(rundir, report):
+    report["verdict"] = overall_verdict(report["variants"])
+    (rundir / "report.json").write_text(json.dumps(report, indent=2, sort_keys=False) + "\n")
+    (rundir / "report.md").write_text(markdown(report))
+    (rundir / "report.ktap").write_text(ktap(report))
+
+
+def _mark(ok):
+    return "yes" if ok else "**NO**"
+
+
+def markdown(report):
+    out = [f"# ksymlab A/B report: run {report['run_id']}", ""]
+    out.append(f"Verdict: **{report['verdict']}**. Kernel source: `{report.get('tarball')}`.")
+    out.append("")
+    out.append("## Summary")
+    out.append("")
+    out.append("| variant | module mode | symbols resolved | symbols agree | values checked "
+               "| values agree | verdict |")
+    out.append("|---|---|---|---|---|---|---|")
+    for name, v in report["variants"].items():
+        c = v.get("counts", {})
+        verdict = v["verdict"] if not v.get("error") else f"{v['verdict']} ({v['error']['step']})"
+        out.append(f"| {name} | {v.get('module_mode')} | {c.get('symbols', 0)} | "
+                   f"{c.get('symbols_agree', 0)} | {c.get('values', 0)} | "
+                   f"{c.get('values_agree', 0)} | {verdict} |")
+    out.append("")
+    for name, v in report["variants"].items():
+        out.append(f"## {name}")
+        out.append("")
+        out.append(f"{v.get('description', '')}. Tree `{v.get('tree_key')}`, guest kernel "
+                   f"`{v.get('guest_kernel')}`.")
+        out.append("")
+        if v.get("symbols"):
+            out.append("### Symbols")
+            out.append("")
+            out.append("| symbol | method | module address | gdb (vmlinux) | agree |")
+            out.append("|---|---|---|---|---|")
+            for s in v["symbols"]:
+                out.append(f"| {s['name']} | {s['method']} | `{s['module_addr']}` | "
+                           f"`{s['gdb_addr']}` | {_mark(s['agree'])} |")
+            out.append("")
+        if v.get("values"):
+            out.append("### Values")
+            out.append("")
+            out.append("| kind | key | comm | module | gdb | scenario | agree |")
+            out.append("|---|---|---|---|---|---|---|")
+            for x in v["values"]:
+                out.append(f"| {x['kind']} | {x['key']} | {x.get('comm', '')} | {x['module']} | "
+                           f"{x['gdb']} | {x.get('scenario', '')} | {_mark(x['agree'])} |")
+            out.append("")
+        failures = [s for s in v.get("symbols", []) if not s["agree"]] + \
+                   [x for x in v.get("values", []) if not x["agree"]]
+        if v.get("error") or failures or v.get("notes"):
+            out.append("### Failures and notes")
+            out.append("")
+            if v.get("error"):
+                e = v["error"]
+                out.append(f"- step `{e['step']}` failed (exit {e['exit_status']}): {e['message']}")
+                if e.get("log"):
+                    out.append(f"  log: `{e['log']}`")
+                if e.get("excerpt"):
+                    out.append("")
+                    out.append("```")
+                    out.append(e["excerpt"])
+                    out.append("```")
+            for f in failures:
+                out.append(f"- disagreement: `{json.dumps(f, sort_keys=True)}`")
+            for n in v.get("notes", []):
+                out.append(f"- note: {n}")
+            out.append("")
+    return "\n".join(out) + "\n"
+
+
+def _desc(text):
+    # KTAP descriptions end at a '#' (directive) and must stay on one line.
+    return " ".join(str(text).replace("#", "").split())
+
+
+def ktap(report):
+    lines = ["KTAP version 1", f"1..{len(report['variants'])}"]
+    for n, (name, v) in enumerate(report["variants"].items(), 1):
+        checks = [(s["agree"], f"symbol {s['name']} {s['method']}") for s in v.get("symbols", [])]
+        checks += [(x["agree"], f"{x['kind']} {x['key']} {x.get('comm', '')}")
+                   for x in v.get("values", [])]
+        if v.get("error"):
+            checks.append((False, f"step {v['error']['step']}: {v['error']['message']}"))
+        lines.append(f"  # Subtest: {name}")
+        lines.append("  KTAP version 1")
+        lines.append(f"  1..{len(checks)}")
+        for i, (ok, desc) in enumerate(checks, 1):
+            lines.append(f"  {'ok' if ok else 'not ok'} {i} {_desc(desc)}")
+        lines.append(f"{'ok' if v.get('verdict') == 'pass' else 'not ok'} {n} {name}")
+    return "\n".join(lines) + "\n"

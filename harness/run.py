@@ -1,0 +1,116 @@
+"""One A/B run: build every variant, boot it, verify it with gdb, write the report."""
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+from . import compare, gdb, guestdata, initramfs, kernel, module, paths, report, variants
+from .errors import HarnessError
+from .progress import say
+from .qemu import QemuSession
+
+
+def new_rundir(runs_root):
+    runs_root.mkdir(parents=True, exist_ok=True)
+    run_id = time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"
+    rundir = runs_root / run_id
+    rundir.mkdir()
+    latest = runs_root / "latest"
+    tmp = runs_root / f".latest-{os.getpid()}"
+    if tmp.is_symlink() or tmp.exists():
+        tmp.unlink()
+    tmp.symlink_to(run_id)
+    os.replace(tmp, latest)          # atomic: `latest` is never missing
+    return run_id, rundir
+
+
+def _keep_log(err, vdir):
+    """Copy a failed step's log into the run directory so the run is self-contained."""
+    if err.log and Path(err.log).exists() and vdir not in Path(err.log).parents:
+        dest = vdir / f"{err.step}-{Path(err.log).name}"
+        shutil.copy2(err.log, dest)
+        err.log = dest
+
+
+def _error_entry(err, vdir):
+    _keep_log(err, vdir)
+    entry = {"step": err.step, "message": err.message, "exit_status": err.exit_status,
+             "log": str(err.log) if err.log else None}
+    if err.log and err.step in ("panic", "oops", "hang", "timeout", "boot", "guest"):
+        rows = Path(err.log).read_text(errors="replace").replace("\r", "").splitlines()
+        entry["excerpt"] = "\n".join(rows[-25:])
+    return entry
+
+
+def run_variant(variant, tree, entry, vdir, opts):
+    ko = module.build(tree, variant.module_mode)
+    shutil.copy2(ko.parent / "build.log", vdir / "module-build.log")
+    initrd = initramfs.build(tree, ko, opts["scenario"], vdir, variant.module_mode)
+    with QemuSession(tree, initrd, vdir, kvm=opts["kvm"], append=opts["append"],
+                     boot_timeout=opts["boot_timeout"],
+                     hang_timeout=opts["hang_timeout"]) as vm:
+        t0 = time.monotonic()
+        text = vm.wait_ready()
+        entry["boot_seconds"] = round(time.monotonic() - t0, 1)
+        entry["accel"] = vm.accel
+        data = guestdata.parse(text)
+        entry["guest_kernel"] = data["guest"].get("kernel")
+        claims = {"symbols": [s["name"] for s in data["symbols"]]}
+        truth = gdb.read_ground_truth(tree, vm.gdb_socket, claims, vdir)
+        vm.resume_and_finish()
+    entry.update(compare.compare_variant(data, truth))
+    c = entry["counts"]
+    say("verify", f"{variant.name}: {c['symbols_agree']}/{c['symbols']} symbols and "
+                  f"{c['values_agree']}/{c['values']} values agree: {entry['verdict']}")
+
+
+def run(names, scenario=None, kvm=False, append="", runs_root=None,
+        boot_timeout=600, hang_timeout=180):
+    """Run the comparison; return (exit status, run directory)."""
+    selected = variants.select(names)
+    scenario = Path(scenario or paths.SCENARIOS / "default.scenario")
+    if not scenario.is_file():
+        raise HarnessError("usage", f"{scenario}: scenario file not found")
+    run_id, rundir = new_rundir(Path(runs_root or paths.runs_root()))
+    say("run", f"{run_id}: variants {', '.join(v.name for v in selected)}; logs in {rundir}")
+    opts = {"scenario": scenario, "kvm": kvm, "append": append,
+            "boot_timeout": boot_timeout, "hang_timeout": hang_timeout}
+    rep = {"run_id": run_id, "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+           "tarball": str(paths.KERNEL_TARBALL), "scenario": str(scenario),
+           "verdict": "fail", "variants": {}}
+    first_error = None
+    trees = {}
+    for i, v in enumerate(selected, 1):
+        vdir = rundir / v.name
+        vdir.mkdir()
+        entry = {"description": v.description, "module_mode": v.module_mode,
+                 "series": [p.name for p in v.patches()], "verdict": "fail", "error": None,
+                 "symbols": [], "values": [], "notes": []}
+        rep["variants"][v.name] = entry
+        try:
+            trees[v.name] = kernel.prepare(v, i, len(selected))
+            entry["tree_key"] = trees[v.name].key
+        except HarnessError as err:
+            entry["error"] = _error_entry(err, vdir)
+            first_error = first_error or err
+            say("error", err.one_line())
+    for v in selected:
+        entry = rep["variants"][v.name]
+        if v.name not in trees:
+            continue
+        vdir = rundir / v.name
+        try:
+            run_variant(v, trees[v.name], entry, vdir, opts)
+        except HarnessError as err:
+            entry["verdict"] = "fail"
+            entry["error"] = _error_entry(err, vdir)
+            first_error = first_error or err
+            say("error", err.one_line())
+        report.write_all(rundir, rep)        # keep what is known after each variant
+    rep["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    report.write_all(rundir, rep)
+    say("report", f"{rundir / 'report.md'}: verdict {rep['verdict']}")
+    if first_error is not None:
+        return first_error.exit_status, rundir, first_error
+    return (0 if rep["verdict"] == "pass" else 1), rundir, None

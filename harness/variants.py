@@ -1,0 +1,53 @@
+"""The kernel variants under comparison and the probe-module mode each one uses."""
+
+from dataclasses import dataclass
+
+from . import paths
+from .errors import HarnessError
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    module_mode: str      # KSYMLAB_MODE for probe-module
+    description: str
+
+    @property
+    def series_dir(self):
+        """patches/<name>/ with a quilt-style `series` file."""
+        return paths.patches_root() / self.name
+
+    def patches(self):
+        """The patch files in series order; a missing file is a patch error."""
+        series = self.series_dir / "series"
+        if not series.is_file():
+            raise HarnessError("patch", f"{series}: series file not found")
+        out = []
+        for raw in series.read_text().splitlines():
+            name = raw.split("#", 1)[0].strip()
+            if not name:
+                continue
+            p = self.series_dir / name
+            if not p.is_file():
+                raise HarnessError("patch", f"{series}: lists {name}, which does not exist")
+            out.append(p)
+        return out
+
+
+VARIANTS = {
+    "exports": Variant("exports", "exports",
+                       "6.1 + the seed series: the tracer links to explicit GPL exports"),
+    "kallsyms": Variant("kallsyms", "kallsyms",
+                        "6.1 + revert of 0bd476e6: pre-5.7 stand-in, tracer resolves by name"),
+}
+
+DEFAULT = ("exports", "kallsyms")
+
+
+def select(names):
+    out = []
+    for n in names:
+        if n not in VARIANTS:
+            raise HarnessError("usage", f"unknown variant {n!r} (known: {', '.join(VARIANTS)})")
+        out.append(VARIANTS[n])
+    return out

@@ -1,0 +1,105 @@
+#!/bin/bash
+# Fetch the Debian distribution kernel (image + headers) as test fixtures for symcheck.
+# Downloads with `apt-get download` (never installs), extracts with `dpkg -x`.
+# Idempotent: a completed fetch leaves $DEST/.complete and is not redone.
+#
+# Result layout ($DEST = ${KSYMLAB_CACHE:-/var/cache/ksymlab}/distro):
+#   $DEST/VERSION            kernel release, e.g. 6.1.0-57-amd64
+#   $DEST/build/             "build dir": Module.symvers + vmlinux
+#   $DEST/modules/           all .ko files (decompressed if the package ships .ko.xz)
+#   $DEST/root/              dpkg -x tree of the image and headers packages
+#   $DEST/debs/              the downloaded .deb files
+set -euo pipefail
+
+CACHE=${KSYMLAB_CACHE:-/var/cache/ksymlab}
+DEST=$CACHE/distro
+SRC_TARBALL=${LINUX_SOURCE_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
+
+die() { echo "fetch-distro-kernel: $*" >&2; exit 1; }
+
+if [ -f "$DEST/.complete" ] && [ -s "$DEST/build/vmlinux" ] && [ -s "$DEST/build/Module.symvers" ]; then
+    echo "fetch-distro-kernel: already present in $DEST ($(cat "$DEST/VERSION"))"
+    exit 0
+fi
+
+[ "$(id -u)" = 0 ] || die "must run as root (apt-get download / cache dir)"
+for t in apt-get apt-cache dpkg xz tar; do
+    command -v "$t" >/dev/null || die "missing tool: $t"
+done
+
+# Which image does linux-image-amd64's candidate depend on?
+if ! apt-cache show linux-image-amd64 >/dev/null 2>&1; then
+    apt-get update -qq || true
+fi
+META_VER=$(apt-cache policy linux-image-amd64 | awk '/Candidate:/ {print $2}')
+[ -n "$META_VER" ] && [ "$META_VER" != "(none)" ] || die "no candidate for linux-image-amd64 (run apt-get update)"
+IMG=$(apt-cache show "linux-image-amd64=$META_VER" | awk -F': ' '/^Depends:/ {print $2; exit}' \
+      | tr ',|' '\n\n' | sed 's/ *(.*//; s/^ *//; s/ *$//' | grep -E '^linux-image-6\.1\.0-[0-9]+-amd64' | head -n1)
+[ -n "$IMG" ] || die "cannot find linux-image-6.1.0-*-amd64 in Depends of linux-image-amd64=$META_VER"
+KREL=${IMG#linux-image-}          # 6.1.0-NN-amd64
+KREL=${KREL%-unsigned}
+ABI=${KREL%-amd64}                # 6.1.0-NN
+HDR=linux-headers-$KREL
+HDRC=linux-headers-$ABI-common
+
+mkdir -p "$DEST/debs" "$DEST/root" "$DEST/build" "$DEST/modules"
+echo "fetch-distro-kernel: $IMG $HDR $HDRC (linux-image-amd64 $META_VER) -> $DEST"
+cd "$DEST/debs"
+for p in "$IMG" "$HDR" "$HDRC"; do
+    if ! ls "${p}"_*.deb >/dev/null 2>&1; then
+        apt-get download "$p" || die "apt-get download $p failed"
+    fi
+done
+for d in ./*.deb; do
+    dpkg -x "$d" "$DEST/root"
+done
+
+# Module.symvers from the headers package.
+SYMVERS=$(ls "$DEST"/root/usr/src/linux-headers-"$KREL"/Module.symvers 2>/dev/null | head -n1)
+[ -n "$SYMVERS" ] || die "no Module.symvers in $HDR"
+cp -f "$SYMVERS" "$DEST/build/Module.symvers"
+
+# vmlinux from vmlinuz with the kernel's own scripts/extract-vmlinux.
+VMLINUZ=$DEST/root/boot/vmlinuz-$KREL
+[ -f "$VMLINUZ" ] || die "no $VMLINUZ in $IMG"
+EXTRACT=$DEST/extract-vmlinux
+if [ ! -x "$EXTRACT" ]; then
+    if [ -f /usr/src/linux-headers-"$KREL"/scripts/extract-vmlinux ]; then
+        cp /usr/src/linux-headers-"$KREL"/scripts/extract-vmlinux "$EXTRACT"
+    elif [ -f "$DEST/root/usr/src/linux-headers-$ABI-common/scripts/extract-vmlinux" ]; then
+        cp "$DEST/root/usr/src/linux-headers-$ABI-common/scripts/extract-vmlinux" "$EXTRACT"
+    else
+        [ -f "$SRC_TARBALL" ] || die "need $SRC_TARBALL (apt-get install linux-source-6.1) for scripts/extract-vmlinux"
+        tmpd=$(mktemp -d)
+        top=$(tar -tJf "$SRC_TARBALL" | head -n1 | cut -d/ -f1)
+        tar -xJf "$SRC_TARBALL" -C "$tmpd" "$top/scripts/extract-vmlinux"
+        cp "$tmpd/$top/scripts/extract-vmlinux" "$EXTRACT"
+        rm -rf "$tmpd"
+    fi
+    chmod +x "$EXTRACT"
+fi
+if [ ! -s "$DEST/build/vmlinux" ]; then
+    "$EXTRACT" "$VMLINUZ" > "$DEST/build/vmlinux.tmp" || die "extract-vmlinux failed"
+    mv "$DEST/build/vmlinux.tmp" "$DEST/build/vmlinux"
+fi
+
+# Modules: copy, decompressing .ko.xz / .ko.zst if needed.
+MODROOT=$DEST/root/lib/modules/$KREL
+[ -d "$MODROOT" ] || die "no $MODROOT"
+( cd "$MODROOT/kernel" && find . -name '*.ko' -o -name '*.ko.xz' -o -name '*.ko.zst' -o -name '*.ko.gz' ) |
+while read -r rel; do
+    out="$DEST/modules/${rel#./}"
+    out=${out%.xz}; out=${out%.zst}; out=${out%.gz}
+    [ -s "$out" ] && continue
+    mkdir -p "$(dirname "$out")"
+    case "$rel" in
+        *.xz)  xz -dc "$MODROOT/kernel/$rel" > "$out" ;;
+        *.zst) zstd -qdc "$MODROOT/kernel/$rel" > "$out" ;;
+        *.gz)  gzip -dc "$MODROOT/kernel/$rel" > "$out" ;;
+        *)     cp "$MODROOT/kernel/$rel" "$out" ;;
+    esac
+done
+
+echo "$KREL" > "$DEST/VERSION"
+touch "$DEST/.complete"
+echo "fetch-distro-kernel: done: $(find "$DEST/modules" -name '*.ko' | wc -l) modules, $(wc -l < "$DEST/build/Module.symvers") Module.symvers lines"

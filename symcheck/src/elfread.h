@@ -1,0 +1,47 @@
+/* Common ELF access (libelf) with explicit bounds checks, and the vmlinux ksymtab reader. */
+#ifndef SYMCHECK_ELFREAD_H
+#define SYMCHECK_ELFREAD_H
+
+#include <gelf.h>
+#include <libelf.h>
+
+#include "exports.h"
+#include "util.h"
+
+/* Open an in-memory ELF image. Requires 64-bit little-endian x86-64.
+ * want_type: ET_REL for modules, ET_EXEC (ET_DYN accepted too) for vmlinux, 0 for any. */
+Elf *elfr_open(unsigned char *buf, size_t len, int want_type, err_t *e);
+
+typedef struct {
+    const char *name;         /* points into libelf's section name table */
+    GElf_Shdr shdr;
+    size_t index;
+    const unsigned char *data; /* raw bytes inside the image; NULL for SHT_NOBITS */
+    size_t size;
+} elfr_sec_t;
+
+/* Find a section by name. Returns 1 found, 0 not found, -1 error (e set).
+ * On success the section's raw bytes are bounds-checked against the image. */
+int elfr_find(Elf *elf, const unsigned char *buf, size_t len, const char *name, elfr_sec_t *out, err_t *e);
+/* Same for a section index. */
+int elfr_get(Elf *elf, const unsigned char *buf, size_t len, size_t index, elfr_sec_t *out, err_t *e);
+
+static inline uint32_t rd32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static inline uint64_t rd64(const unsigned char *p)
+{
+    return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32;
+}
+
+typedef struct {
+    size_t n_plain, n_gpl;
+    bool has_crc;
+} ksym_info_t;
+
+/* Read __ksymtab, __ksymtab_gpl, __ksymtab_strings, __kcrctab, __kcrctab_gpl of a linked vmlinux.
+ * Entries get module "vmlinux". The set is sorted. Returns 0 or -1 (e set). */
+int ksymtab_read(unsigned char *buf, size_t len, exportset_t *out, ksym_info_t *info, err_t *e);
+
+#endif

@@ -1,0 +1,85 @@
+#include "exports.h"
+#include "util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void exportset_add(exportset_t *s, const char *name, const char *module, const char *ns,
+                   uint32_t crc, bool has_crc, enum exp_class cls)
+{
+    if (s->n == s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 256;
+        s->v = xrealloc(s->v, s->cap * sizeof *s->v);
+    }
+    export_t *e = &s->v[s->n++];
+    e->name = xstrdup(name);
+    e->module = xstrdup(module ? module : "");
+    e->ns = xstrdup(ns ? ns : "");
+    e->crc = crc;
+    e->has_crc = has_crc;
+    e->cls = cls;
+    s->sorted = false;
+}
+
+static int cmp_export(const void *a, const void *b)
+{
+    const export_t *x = a, *y = b;
+    return strcmp(x->name, y->name);
+}
+
+const char *exportset_sort(exportset_t *s)
+{
+    if (s->n > 1)
+        qsort(s->v, s->n, sizeof *s->v, cmp_export);
+    s->sorted = true;
+    for (size_t i = 1; i < s->n; i++)
+        if (strcmp(s->v[i - 1].name, s->v[i].name) == 0)
+            return s->v[i].name;
+    return NULL;
+}
+
+const export_t *exportset_find(const exportset_t *s, const char *name)
+{
+    size_t lo = 0, hi = s->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(name, s->v[mid].name);
+        if (c == 0)
+            return &s->v[mid];
+        if (c < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return NULL;
+}
+
+void exportset_free(exportset_t *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        free(s->v[i].name);
+        free(s->v[i].module);
+        free(s->v[i].ns);
+    }
+    free(s->v);
+    memset(s, 0, sizeof *s);
+}
+
+const char *exp_class_str(enum exp_class c)
+{
+    return c == EXP_GPL ? "EXPORT_SYMBOL_GPL" : "EXPORT_SYMBOL";
+}
+
+bool license_is_gpl_compatible(const char *license)
+{
+    static const char *const ok[] = {
+        "GPL", "GPL v2", "GPL and additional rights",
+        "Dual BSD/GPL", "Dual MIT/GPL", "Dual MPL/GPL",
+    };
+    if (!license)
+        return false;
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+        if (strcmp(license, ok[i]) == 0)
+            return true;
+    return false;
+}

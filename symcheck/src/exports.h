@@ -1,0 +1,39 @@
+/* A set of exported symbols (from Module.symvers or a vmlinux ksymtab). */
+#ifndef SYMCHECK_EXPORTS_H
+#define SYMCHECK_EXPORTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum exp_class { EXP_PLAIN = 0, EXP_GPL = 1 };
+
+typedef struct {
+    char *name;
+    char *module;   /* "vmlinux" or the module path from Module.symvers */
+    char *ns;       /* namespace, "" when none */
+    uint32_t crc;
+    bool has_crc;   /* false: no CRC known (no MODVERSIONS / no __kcrctab) */
+    enum exp_class cls;
+} export_t;
+
+typedef struct {
+    export_t *v;
+    size_t n, cap;
+    bool sorted;
+} exportset_t;
+
+void exportset_add(exportset_t *s, const char *name, const char *module, const char *ns,
+                   uint32_t crc, bool has_crc, enum exp_class cls);
+/* Sort by name; returns the name of the first duplicate found (or NULL). */
+const char *exportset_sort(exportset_t *s);
+/* Binary search; the set must be sorted. */
+const export_t *exportset_find(const exportset_t *s, const char *name);
+void exportset_free(exportset_t *s);
+
+const char *exp_class_str(enum exp_class c);   /* EXPORT_SYMBOL / EXPORT_SYMBOL_GPL */
+
+/* license_is_gpl_compatible() of the kernel (kernel/module/main.c). */
+bool license_is_gpl_compatible(const char *license);
+
+#endif

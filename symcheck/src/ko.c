@@ -1,0 +1,233 @@
+#include "ko.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void ko_parse_modinfo(const unsigned char *p, size_t n, komod_t *m)
+{
+    size_t pos = 0;
+    while (pos < n) {
+        size_t l = bounded_strlen(p + pos, n - pos);
+        if (l > 0) {
+            char *s = xstrndup((const char *)p + pos, l);
+            strvec_push(&m->modinfo, s);
+            char *eq = strchr(s, '=');
+            if (eq) {
+                *eq = 0;
+                const char *k = s, *v = eq + 1;
+                char **slot = NULL;
+                if (strcmp(k, "license") == 0)
+                    slot = &m->license;
+                else if (strcmp(k, "vermagic") == 0)
+                    slot = &m->vermagic;
+                else if (strcmp(k, "name") == 0)
+                    slot = &m->modname;
+                else if (strcmp(k, "depends") == 0)
+                    slot = &m->depends;
+                else if (strcmp(k, "import_ns") == 0 && !strvec_contains(&m->import_ns, v))
+                    strvec_push(&m->import_ns, v);
+                /* the kernel uses the first license= (get_modinfo) */
+                if (slot && !*slot)
+                    *slot = xstrdup(v);
+            }
+            free(s);
+        }
+        pos += l + 1;
+    }
+}
+
+static int cmp_undef(const void *a, const void *b)
+{
+    return strcmp(((const ko_undef_t *)a)->name, ((const ko_undef_t *)b)->name);
+}
+
+static int read_symtab(Elf *elf, unsigned char *buf, size_t len, komod_t *m, err_t *e)
+{
+    elfr_sec_t st, strtab;
+    int r = elfr_find(elf, buf, len, ".symtab", &st, e);
+    if (r < 0)
+        return -1;
+    if (r == 0 || !st.data) {
+        err_set(e, "no .symtab section");
+        return -1;
+    }
+    if (st.shdr.sh_type != SHT_SYMTAB) {
+        err_set(e, ".symtab has wrong section type");
+        return -1;
+    }
+    if (st.size % sizeof(Elf64_Sym) != 0) {
+        err_set(e, ".symtab size is not a multiple of the symbol size");
+        return -1;
+    }
+    if (elfr_get(elf, buf, len, st.shdr.sh_link, &strtab, e) < 0)
+        return -1;
+    if (!strtab.data || strtab.shdr.sh_type != SHT_STRTAB) {
+        err_set(e, ".symtab string table is missing or not a string table");
+        return -1;
+    }
+    size_t nsym = st.size / sizeof(Elf64_Sym);
+    size_t cap = 0;
+    for (size_t i = 1; i < nsym; i++) {
+        Elf64_Sym s;
+        memcpy(&s, st.data + i * sizeof s, sizeof s);
+        if (s.st_shndx != SHN_UNDEF)
+            continue;
+        unsigned bind = ELF64_ST_BIND(s.st_info);
+        if (bind != STB_GLOBAL && bind != STB_WEAK)
+            continue;
+        if (s.st_name >= strtab.size) {
+            err_set(e, "symbol %zu: name offset out of range", i);
+            return -1;
+        }
+        size_t l = bounded_strlen(strtab.data + s.st_name, strtab.size - s.st_name);
+        if (l == strtab.size - s.st_name) {
+            err_set(e, "symbol %zu: unterminated name", i);
+            return -1;
+        }
+        if (l == 0)
+            continue;
+        const char *name = (const char *)strtab.data + s.st_name;
+        /* modpost ignores this one (ignore_undef_symbol) */
+        if (strcmp(name, "_GLOBAL_OFFSET_TABLE_") == 0)
+            continue;
+        if (m->n_undef == cap) {
+            cap = cap ? cap * 2 : 64;
+            m->undef = xrealloc(m->undef, cap * sizeof *m->undef);
+        }
+        m->undef[m->n_undef].name = xstrdup(name);
+        m->undef[m->n_undef].weak = bind == STB_WEAK;
+        m->n_undef++;
+    }
+    if (m->n_undef > 1)
+        qsort(m->undef, m->n_undef, sizeof *m->undef, cmp_undef);
+    /* drop duplicates (a name can appear twice, e.g. weak and global) */
+    size_t w = 0;
+    for (size_t i = 0; i < m->n_undef; i++) {
+        if (w > 0 && strcmp(m->undef[w - 1].name, m->undef[i].name) == 0) {
+            m->undef[w - 1].weak = m->undef[w - 1].weak && m->undef[i].weak;
+            free(m->undef[i].name);
+            continue;
+        }
+        m->undef[w++] = m->undef[i];
+    }
+    m->n_undef = w;
+    return 0;
+}
+
+static int read_versions(Elf *elf, unsigned char *buf, size_t len, komod_t *m, err_t *e)
+{
+    elfr_sec_t v;
+    int r = elfr_find(elf, buf, len, "__versions", &v, e);
+    if (r < 0)
+        return -1;
+    if (r == 0)
+        return 0;
+    if (!v.data) {
+        err_set(e, "__versions has no file data");
+        return -1;
+    }
+    if (v.size % 64 != 0) {
+        err_set(e, "__versions size %zu is not a multiple of 64", v.size);
+        return -1;
+    }
+    m->has_versions = true;
+    m->n_vers = v.size / 64;
+    m->vers = xcalloc(m->n_vers ? m->n_vers : 1, sizeof *m->vers);
+    for (size_t i = 0; i < m->n_vers; i++) {
+        const unsigned char *p = v.data + i * 64;
+        size_t l = bounded_strlen(p + 8, 56);
+        if (l == 56) {
+            m->n_vers = i;
+            err_set(e, "__versions entry %zu: name not NUL-terminated", i);
+            return -1;
+        }
+        m->vers[i].crc = (uint32_t)rd64(p);
+        m->vers[i].name = xstrndup((const char *)p + 8, l);
+    }
+    return 0;
+}
+
+static int collect_datasecs(Elf *elf, unsigned char *buf, size_t len, komod_t *m, err_t *e)
+{
+    size_t shnum;
+    if (elf_getshdrnum(elf, &shnum) != 0) {
+        err_set(e, "corrupt section headers");
+        return -1;
+    }
+    m->datasecs = xcalloc(shnum ? shnum : 1, sizeof *m->datasecs);
+    for (size_t i = 1; i < shnum; i++) {
+        elfr_sec_t s;
+        if (elfr_get(elf, buf, len, i, &s, e) < 0)
+            return -1;
+        if (!s.data || s.shdr.sh_type != SHT_PROGBITS)
+            continue;
+        if (!(s.shdr.sh_flags & SHF_ALLOC) || (s.shdr.sh_flags & SHF_EXECINSTR))
+            continue;
+        /* metadata written by modpost / the export macros, not the module's own data */
+        if (strcmp(s.name, "__versions") == 0 || strcmp(s.name, ".modinfo") == 0 ||
+            strcmp(s.name, "__ksymtab_strings") == 0)
+            continue;
+        ko_datasec_t *d = &m->datasecs[m->n_datasecs++];
+        d->name = xstrdup(s.name);
+        d->offset = (size_t)s.shdr.sh_offset;
+        d->data = s.data;
+        d->size = s.size;
+    }
+    return 0;
+}
+
+int ko_read(unsigned char *buf, size_t len, komod_t *m, err_t *e)
+{
+    memset(m, 0, sizeof *m);
+    Elf *elf = elfr_open(buf, len, ET_REL, e);
+    if (!elf)
+        return -1;
+    elfr_sec_t mi;
+    int r;
+    if (read_symtab(elf, buf, len, m, e) != 0 || read_versions(elf, buf, len, m, e) != 0)
+        goto fail;
+    r = elfr_find(elf, buf, len, ".modinfo", &mi, e);
+    if (r < 0)
+        goto fail;
+    if (r == 0 || !mi.data) {
+        err_set(e, "no .modinfo section");
+        goto fail;
+    }
+    ko_parse_modinfo(mi.data, mi.size, m);
+    if (collect_datasecs(elf, buf, len, m, e) != 0)
+        goto fail;
+    elf_end(elf);
+    return 0;
+fail:
+    elf_end(elf);
+    ko_free(m);
+    return -1;
+}
+
+void ko_free(komod_t *m)
+{
+    for (size_t i = 0; i < m->n_undef; i++)
+        free(m->undef[i].name);
+    free(m->undef);
+    for (size_t i = 0; i < m->n_vers; i++)
+        free(m->vers[i].name);
+    free(m->vers);
+    free(m->license);
+    free(m->vermagic);
+    free(m->modname);
+    free(m->depends);
+    strvec_free(&m->import_ns);
+    strvec_free(&m->modinfo);
+    for (size_t i = 0; i < m->n_datasecs; i++)
+        free(m->datasecs[i].name);
+    free(m->datasecs);
+    memset(m, 0, sizeof *m);
+}
+
+const ko_version_t *ko_find_version(const komod_t *m, const char *name)
+{
+    for (size_t i = 0; i < m->n_vers; i++)
+        if (strcmp(m->vers[i].name, name) == 0)
+            return &m->vers[i];
+    return NULL;
+}

@@ -1,0 +1,49 @@
+/* Kernel module (.ko) reader: undefined symbols, __versions, .modinfo. */
+#ifndef SYMCHECK_KO_H
+#define SYMCHECK_KO_H
+
+#include "elfread.h"
+
+typedef struct {
+    char *name;
+    bool weak;
+} ko_undef_t;
+
+typedef struct {
+    char *name;
+    uint32_t crc;
+} ko_version_t;
+
+typedef struct {
+    char *name;        /* section name */
+    size_t offset;     /* file offset of the section */
+    const unsigned char *data;
+    size_t size;
+} ko_datasec_t;
+
+typedef struct {
+    ko_undef_t *undef;     /* sorted by name */
+    size_t n_undef;
+    ko_version_t *vers;    /* in file order */
+    size_t n_vers;
+    bool has_versions;
+    /* .modinfo */
+    char *license, *vermagic, *modname, *depends;  /* NULL when absent */
+    strvec_t import_ns;
+    strvec_t modinfo;      /* every "key=value" entry, in order */
+    /* allocated, non-executable data sections (for the audit string scan);
+     * data points into the caller's buffer */
+    ko_datasec_t *datasecs;
+    size_t n_datasecs;
+} komod_t;
+
+/* Parse a .ko image. Requires .symtab and .modinfo. Returns 0 or -1 (e set). */
+int ko_read(unsigned char *buf, size_t len, komod_t *m, err_t *e);
+void ko_free(komod_t *m);
+
+const ko_version_t *ko_find_version(const komod_t *m, const char *name);
+
+/* Parse a .modinfo section image into m (exposed for unit tests). */
+void ko_parse_modinfo(const unsigned char *p, size_t n, komod_t *m);
+
+#endif
