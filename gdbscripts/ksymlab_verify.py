@@ -1,7 +1,8 @@
 # ksymlab: read the ground truth from guest memory while QEMU has the VM halted.
 #
-# Runs inside gdb after vmlinux and the tree's vmlinux-gdb.py are loaded and
-# `target remote` has attached. Input (KSYMLAB_GDB_IN, JSON): the symbol names
+# Runs inside gdb after vmlinux and the tree's vmlinux-gdb.py are loaded; it
+# attaches to the gdbstub (KSYMLAB_GDB_SOCKET) itself so that a failed attach
+# can never fall back to reading the static vmlinux file. Input (KSYMLAB_GDB_IN, JSON): the symbol names
 # the module reported. Output (KSYMLAB_GDB_OUT, JSON): what gdb read. The
 # comparison is the harness's job; this script only reads.
 
@@ -38,7 +39,17 @@ def read_tasks():
     return tasks
 
 
+def attach(socket):
+    try:
+        gdb.execute(f"target remote {socket}", to_string=True)
+    except gdb.error as e:
+        raise SystemExit(f"ksymlab-gdb: cannot attach to {socket}: {e}")
+    if not gdb.selected_inferior().threads():
+        raise SystemExit(f"ksymlab-gdb: {socket}: attached, but the target has no threads")
+
+
 def main():
+    attach(os.environ["KSYMLAB_GDB_SOCKET"])
     with open(os.environ["KSYMLAB_GDB_IN"]) as f:
         claims = json.load(f)
     result = {

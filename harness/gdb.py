@@ -11,7 +11,7 @@ from .progress import say
 VERIFY_SCRIPT = "ksymlab_verify.py"
 
 
-def gdb_argv(tree, socket_path):
+def gdb_argv(tree):
     return [
         "gdb", "-nx", "-batch", "-q",
         # vmlinux-gdb.py is sourced explicitly below, after vmlinux is loaded.
@@ -20,7 +20,6 @@ def gdb_argv(tree, socket_path):
         "-ex", "set confirm off",
         "-ex", f"file {tree.vmlinux}",
         "-ex", f"source {tree.gdb_script}",
-        "-ex", f"target remote {socket_path}",
         "-ex", f"source {paths.GDBSCRIPTS / VERIFY_SCRIPT}",
         # Detaching lets the halted guest run on.
         "-ex", "detach",
@@ -35,11 +34,12 @@ def read_ground_truth(tree, socket_path, claims, workdir, timeout=300):
     claims_file.write_text(json.dumps(claims, indent=1))
     if out_file.exists():
         out_file.unlink()
-    env = dict(os.environ, KSYMLAB_GDB_IN=str(claims_file), KSYMLAB_GDB_OUT=str(out_file))
+    env = dict(os.environ, KSYMLAB_GDB_IN=str(claims_file), KSYMLAB_GDB_OUT=str(out_file),
+               KSYMLAB_GDB_SOCKET=str(socket_path))
     say("gdb", f"{tree.variant}: attaching to {socket_path}")
     with open(log, "w") as f:
         try:
-            p = subprocess.run(gdb_argv(tree, socket_path), stdout=f, stderr=subprocess.STDOUT,
+            p = subprocess.run(gdb_argv(tree), stdout=f, stderr=subprocess.STDOUT,
                                stdin=subprocess.DEVNULL, env=env, timeout=timeout)
         except FileNotFoundError as e:
             raise HarnessError("deps", "gdb not found; install the gdb package") from e
@@ -60,7 +60,7 @@ def read_ground_truth(tree, socket_path, claims, workdir, timeout=300):
 
 def _gdb_problem(text):
     """The first line of gdb's output that explains a failure."""
-    for needle in ("No such file or directory", "Connection refused", "Remote communication error",
+    for needle in ("ksymlab-gdb:", "No such file or directory", "Connection refused", "Remote communication error",
                    "Traceback", "Error", "error"):
         for line in text.splitlines():
             if needle in line:

@@ -15,6 +15,7 @@ from .progress import say
 READY = "KSYMLAB-READY"
 DONE = "KSYMLAB-DONE"
 DATA_END = "KSYMLAB-DATA-END"
+DATA_WAIT_SECONDS = 30
 
 # Console patterns that end a boot early, in the order they are checked.
 FAULTS = [
@@ -152,7 +153,7 @@ class QemuSession:
         say("boot", f"{self.tree.variant}: guest ready after "
                     f"{time.monotonic() - self.started:.1f} s")
         # The data port is asynchronous to the console: wait for its end marker.
-        end = time.monotonic() + 30
+        end = time.monotonic() + DATA_WAIT_SECONDS
         while time.monotonic() < end:
             if self.data_log.exists() and DATA_END in self.data_log.read_text(errors="replace"):
                 return self.data_log.read_text(errors="replace")

@@ -96,10 +96,12 @@ def ktap(report):
                    for x in v.get("values", [])]
         if v.get("error"):
             checks.append((False, f"step {v['error']['step']}: {v['error']['message']}"))
-        lines.append(f"  # Subtest: {name}")
         lines.append("  KTAP version 1")
+        lines.append(f"  # Subtest: {name}")
         lines.append(f"  1..{len(checks)}")
         for i, (ok, desc) in enumerate(checks, 1):
             lines.append(f"  {'ok' if ok else 'not ok'} {i} {_desc(desc)}")
         lines.append(f"{'ok' if v.get('verdict') == 'pass' else 'not ok'} {n} {name}")
+    # A closing diagnostic line; kunit.py (6.1) also needs a line after the last result.
+    lines.append(f"# ksymlab run {report['run_id']}: verdict {report['verdict']}")
     return "\n".join(lines) + "\n"

@@ -1,0 +1,87 @@
+"""Console classification, with a shell script standing in for QEMU."""
+
+import os
+
+import pytest
+
+from harness import kernel
+from harness.errors import HarnessError
+from harness.qemu import QemuSession
+
+
+class FakeGuest(QemuSession):
+    def __init__(self, script, workdir, **kw):
+        tree = kernel.Tree("fake", "k", workdir, workdir)
+        super().__init__(tree, workdir / "initrd", workdir, **kw)
+        self.script = script
+
+    def argv(self):
+        return ["sh", "-c", self.script]
+
+
+def run_fake(tmp_path, script, **kw):
+    with FakeGuest(script, tmp_path, **kw) as g:
+        return g.wait_ready(), g
+
+
+def classify(tmp_path, script, **kw):
+    with pytest.raises(HarnessError) as e:
+        run_fake(tmp_path, script, **kw)
+    return e.value
+
+
+def test_ready_and_data_channel(tmp_path):
+    script = ("echo booting; printf 'KSYMLAB-DATA-BEGIN variant=fake\\nKSYMLAB-DATA-END\\n' "
+              f"> {tmp_path}/data.log; echo KSYMLAB-READY; sleep 5")
+    text, g = run_fake(tmp_path, script)
+    assert "KSYMLAB-DATA-END" in text
+    assert "booting" in (tmp_path / "console.log").read_text()
+
+
+def test_panic(tmp_path):
+    e = classify(tmp_path, "echo 'Kernel panic - not syncing: Attempted to kill init!'; sleep 30")
+    assert e.step == "panic" and e.exit_status == 31
+    assert "Attempted to kill init" in e.message
+    assert e.one_line().startswith("ksymlab: panic: fake: Kernel panic")
+
+
+def test_oops(tmp_path):
+    e = classify(tmp_path, "echo 'BUG: kernel NULL pointer dereference, address: 0'; sleep 30")
+    assert e.step == "oops" and "NULL pointer" in e.message
+
+
+def test_guest_error(tmp_path):
+    e = classify(tmp_path, "echo 'KSYMLAB-ERROR insmod exited 1'; sleep 30")
+    assert e.step == "guest" and "insmod exited 1" in e.message
+
+
+def test_hang_is_silence(tmp_path):
+    e = classify(tmp_path, "echo starting; sleep 30", hang_timeout=1, boot_timeout=20)
+    assert e.step == "hang" and e.exit_status == 33
+
+
+def test_timeout_despite_output(tmp_path):
+    e = classify(tmp_path, "while :; do echo tick; sleep 0.2; done", hang_timeout=5,
+                 boot_timeout=2)
+    assert e.step == "timeout" and e.exit_status == 34
+
+
+def test_exit_before_ready(tmp_path):
+    e = classify(tmp_path, "echo 'reboot: Restarting system'; exit 0")
+    assert e.step == "boot" and "Restarting system" in e.message
+
+
+def test_ready_without_data_end(tmp_path, monkeypatch):
+    monkeypatch.setattr("harness.qemu.DATA_WAIT_SECONDS", 1)
+    e = classify(tmp_path, "echo KSYMLAB-READY; sleep 30")
+    assert e.step == "guest" and "KSYMLAB-DATA-END" in e.message
+
+
+def test_no_process_left_behind(tmp_path):
+    pidfile = tmp_path / "child.pid"
+    classify(tmp_path, f"sleep 300 & echo $! > {pidfile}; "
+                       "echo 'Kernel panic - not syncing: x'; wait")
+    pid = int(pidfile.read_text())
+    # the whole session, grandchildren included, is gone once the session closes
+    assert not os.path.exists(f"/proc/{pid}") or \
+        open(f"/proc/{pid}/stat").read().split()[2] == "Z"
