@@ -71,9 +71,11 @@ if [ ! -x "$EXTRACT" ]; then
     else
         [ -f "$SRC_TARBALL" ] || die "need $SRC_TARBALL (apt-get install linux-source-6.1) for scripts/extract-vmlinux"
         tmpd=$(mktemp -d)
-        top=$(tar -tJf "$SRC_TARBALL" | head -n1 | cut -d/ -f1)
-        tar -xJf "$SRC_TARBALL" -C "$tmpd" "$top/scripts/extract-vmlinux"
-        cp "$tmpd/$top/scripts/extract-vmlinux" "$EXTRACT"
+        tar -xJf "$SRC_TARBALL" -C "$tmpd" --wildcards '*/scripts/extract-vmlinux' \
+            || die "cannot extract scripts/extract-vmlinux from $SRC_TARBALL"
+        found=$(find "$tmpd" -path '*/scripts/extract-vmlinux' -type f | head -n1)
+        [ -n "$found" ] || die "no scripts/extract-vmlinux in $SRC_TARBALL"
+        cp "$found" "$EXTRACT"
         rm -rf "$tmpd"
     fi
     chmod +x "$EXTRACT"

@@ -153,3 +153,5 @@ def test_broken_patch_is_reported(tmp_path):
     assert json.loads((run / "report.json").read_text())["variants"]["exports"]["error"][
         "step"] == "patch"
     assert (run / "exports" / "patch-patch.log").exists()
+    # the half-prepared tree is 1.3 GB: do not leave it to pytest's tmp rotation
+    shutil.rmtree(tmp_path / "cache")

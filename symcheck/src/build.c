@@ -1,6 +1,7 @@
 #include "build.h"
 #include "symvers.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,19 +79,41 @@ int build_open(const char *path, const char *label, unsigned flags, build_t *b,
         if (ksymtab_read(b->vmlinux_buf.data, b->vmlinux_buf.size, &b->ksym, &b->kinfo, e) != 0)
             return -1;
     }
-    /* merged view */
+    *errpath = NULL;
+    return 0;
+}
+
+void build_merge(build_t *b)
+{
+    if (b->merged.sorted || b->merged.n)
+        return;
     for (size_t i = 0; i < b->symvers.n; i++) {
         const export_t *x = &b->symvers.v[i];
         exportset_add(&b->merged, x->name, x->module, x->ns, x->crc, x->has_crc, x->cls);
     }
     for (size_t i = 0; i < b->ksym.n; i++) {
         const export_t *x = &b->ksym.v[i];
-        if (!b->symvers_path || !exportset_find(&b->symvers, x->name))
+        if (!exportset_find(&b->symvers, x->name))
             exportset_add(&b->merged, x->name, x->module, x->ns, x->crc, x->has_crc, x->cls);
     }
     exportset_sort(&b->merged);
-    *errpath = NULL;
-    return 0;
+}
+
+const export_t *build_find(const build_t *b, const char *name)
+{
+    const export_t *x = exportset_find(&b->symvers, name);
+    return x ? x : exportset_find(&b->ksym, name);
+}
+
+bool build_has_crcs(const build_t *b)
+{
+    for (size_t i = 0; i < b->symvers.n; i++)
+        if (b->symvers.v[i].has_crc && b->symvers.v[i].crc != 0)
+            return true;
+    for (size_t i = 0; i < b->ksym.n; i++)
+        if (b->ksym.v[i].has_crc && b->ksym.v[i].crc != 0)
+            return true;
+    return false;
 }
 
 void build_free(build_t *b)

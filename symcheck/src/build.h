@@ -14,7 +14,7 @@ typedef struct {
     exportset_t symvers;   /* every Module.symvers line (vmlinux and modules) */
     exportset_t ksym;      /* vmlinux __ksymtab/__ksymtab_gpl */
     ksym_info_t kinfo;
-    exportset_t merged;    /* symvers, plus ksymtab entries that symvers lacks */
+    exportset_t merged;    /* symvers, plus ksymtab entries that symvers lacks (build_merge) */
     filebuf_t vmlinux_buf; /* kept mapped for DWARF */
 } build_t;
 
@@ -29,5 +29,11 @@ int build_open(const char *path, const char *label, unsigned flags, build_t *b,
                const char **errpath, err_t *e);
 void build_free(build_t *b);
 size_t build_count_module(const build_t *b, const char *module);
+/* Fill b->merged (sorted union; Module.symvers wins). */
+void build_merge(build_t *b);
+/* Look a symbol up: Module.symvers first, then the vmlinux ksymtab. */
+const export_t *build_find(const build_t *b, const char *name);
+/* Does the build carry non-zero MODVERSIONS CRCs? */
+bool build_has_crcs(const build_t *b);
 
 #endif

@@ -3,6 +3,7 @@
 
 #include <elfutils/libdw.h>
 #include <dwarf.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

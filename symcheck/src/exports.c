@@ -12,9 +12,19 @@ void exportset_add(exportset_t *s, const char *name, const char *module, const c
         s->v = xrealloc(s->v, s->cap * sizeof *s->v);
     }
     export_t *e = &s->v[s->n++];
-    e->name = xstrdup(name);
-    e->module = xstrdup(module ? module : "");
-    e->ns = xstrdup(ns ? ns : "");
+    /* one allocation holds name, module and namespace; name owns it */
+    if (!module)
+        module = "";
+    if (!ns)
+        ns = "";
+    size_t ln = strlen(name) + 1, lm = strlen(module) + 1, ls = strlen(ns) + 1;
+    char *blk = xmalloc(ln + lm + ls);
+    memcpy(blk, name, ln);
+    memcpy(blk + ln, module, lm);
+    memcpy(blk + ln + lm, ns, ls);
+    e->name = blk;
+    e->module = blk + ln;
+    e->ns = blk + ln + lm;
     e->crc = crc;
     e->has_crc = has_crc;
     e->cls = cls;
@@ -56,11 +66,8 @@ const export_t *exportset_find(const exportset_t *s, const char *name)
 
 void exportset_free(exportset_t *s)
 {
-    for (size_t i = 0; i < s->n; i++) {
-        free(s->v[i].name);
-        free(s->v[i].module);
-        free(s->v[i].ns);
-    }
+    for (size_t i = 0; i < s->n; i++)
+        free(s->v[i].name);   /* module and ns live in the same block */
     free(s->v);
     memset(s, 0, sizeof *s);
 }

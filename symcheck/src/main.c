@@ -1,5 +1,4 @@
 /* symcheck: which exports a Linux kernel module needs, and whether a kernel build provides them. */
-#define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,6 +112,7 @@ static int cmd_exports(int argc, char **argv)
         return r;
     }
     bool both = b.symvers_path && b.vmlinux_path;
+    build_merge(&b);
     size_t cap = 64, nd = 0;
     disagreement_t *d = xcalloc(cap, sizeof *d);
 #define ADD_D(K, S)                                                   \
@@ -438,14 +438,6 @@ static void findings_free(findings_t *f)
     memset(f, 0, sizeof *f);
 }
 
-static bool build_has_crcs(const build_t *b)
-{
-    for (size_t i = 0; i < b->merged.n; i++)
-        if (b->merged.v[i].has_crc && b->merged.v[i].crc != 0)
-            return true;
-    return false;
-}
-
 static void check_one(const char *path, const komod_t *m, const build_t *b, bool quiet, json_t *j,
                       size_t *total_findings)
 {
@@ -471,7 +463,7 @@ static void check_one(const char *path, const komod_t *m, const build_t *b, bool
     }
     for (size_t i = 0; i < m->n_undef; i++) {
         const ko_undef_t *u = &m->undef[i];
-        const export_t *x = exportset_find(&b->merged, u->name);
+        const export_t *x = build_find(b, u->name);
         const ko_version_t *v = ko_find_version(m, u->name);
         const char *status = "ok";
         size_t before = f.n;
@@ -535,7 +527,7 @@ static void check_one(const char *path, const komod_t *m, const build_t *b, bool
                 undef = strcmp(m->undef[k].name, v->name) == 0;
             if (undef)
                 continue;
-            const export_t *x = exportset_find(&b->merged, v->name);
+            const export_t *x = build_find(b, v->name);
             if (x && x->has_crc && x->crc != v->crc)
                 add_finding(&f, "crc-mismatch", v->name,
                             xasprintf("disagrees about version of symbol %s (module 0x%08x, build 0x%08x)",
@@ -868,7 +860,7 @@ static int cmd_seed_report(int argc, char **argv)
             json_key(&j, "exports");
             json_obj_begin(&j);
             for (size_t s = 0; s < syms.n; s++) {
-                const export_t *x = exportset_find(&b->merged, syms.v[s]);
+                const export_t *x = build_find(b, syms.v[s]);
                 json_key(&j, syms.v[s]);
                 json_obj_begin(&j);
                 json_key(&j, "exported"); json_bool(&j, x != NULL);
@@ -930,7 +922,7 @@ static int cmd_seed_report(int argc, char **argv)
         for (size_t s = 0; s < syms.n; s++) {
             strvec_push(&cells, syms.v[s]);
             for (int i = 0; i < np; i++) {
-                const export_t *x = exportset_find(&bs[i].merged, syms.v[s]);
+                const export_t *x = build_find(&bs[i], syms.v[s]);
                 char buf[300];
                 if (!x)
                     snprintf(buf, sizeof buf, "not exported");
@@ -976,7 +968,7 @@ static int cmd_seed_report(int argc, char **argv)
                 table_t t;
                 table_init(&t, 3, "#", "NAME", "TYPE");
                 for (size_t p = 0; p < hit->n_params; p++) {
-                    char num[16];
+                    char num[24];
                     snprintf(num, sizeof num, "%zu", p + 1);
                     table_row(&t, num, hit->params[p].name, hit->params[p].type);
                 }

@@ -1,0 +1,508 @@
+/* Unit tests for symcheck's parsers and readers. Run from the build dir:
+ *   ./unit_test ../tests/fixtures ../build/fixtures
+ * Prints "N passed, M failed" as its last line; exit 0 only when nothing failed. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "build.h"
+#include "dwarfinfo.h"
+#include "elfread.h"
+#include "exports.h"
+#include "ko.h"
+#include "output.h"
+#include "symvers.h"
+#include "util.h"
+
+static int passed, failed;
+static const char *cur_test;
+
+#define CHECK(cond)                                                                 \
+    do {                                                                            \
+        if (cond) {                                                                 \
+            passed++;                                                               \
+        } else {                                                                    \
+            failed++;                                                               \
+            fprintf(stderr, "FAIL %s: %s:%d: %s\n", cur_test, __FILE__, __LINE__, #cond); \
+        }                                                                           \
+    } while (0)
+
+#define TEST(name) static void name(void)
+#define RUN(name)            \
+    do {                     \
+        cur_test = #name;    \
+        name();              \
+    } while (0)
+
+static const char *fixdir = "../tests/fixtures", *builtdir = "fixtures";
+
+static int parse_str(const char *s, exportset_t *out, err_t *e)
+{
+    return symvers_parse((const unsigned char *)s, strlen(s), out, e);
+}
+
+TEST(symvers_valid)
+{
+    exportset_t s;
+    err_t e;
+    const char *txt = "0x4c9d28b0\tphys_base\tvmlinux\tEXPORT_SYMBOL\t\n"
+                      "\n"
+                      "0x039823de\tinit_uts_ns\tvmlinux\tEXPORT_SYMBOL_GPL\t\n"
+                      "0xDEADbeef\tcxl_foo\tdrivers/cxl/core/cxl_core\tEXPORT_SYMBOL_GPL\tCXL\n"
+                      "0x1\told_style\tvmlinux\tEXPORT_SYMBOL";   /* 4 fields, no final newline */
+    CHECK(parse_str(txt, &s, &e) == 0);
+    CHECK(s.n == 4);
+    const export_t *x = exportset_find(&s, "cxl_foo");
+    CHECK(x && x->crc == 0xdeadbeef && x->cls == EXP_GPL && strcmp(x->ns, "CXL") == 0 &&
+          strcmp(x->module, "drivers/cxl/core/cxl_core") == 0);
+    x = exportset_find(&s, "phys_base");
+    CHECK(x && x->crc == 0x4c9d28b0 && x->cls == EXP_PLAIN && x->ns[0] == 0 && x->has_crc);
+    x = exportset_find(&s, "old_style");
+    CHECK(x && x->crc == 1 && x->ns[0] == 0);
+    CHECK(exportset_find(&s, "nope") == NULL);
+    CHECK(exportset_find(&s, "") == NULL);
+    exportset_free(&s);
+}
+
+TEST(symvers_errors)
+{
+    static const struct { const char *txt; const char *msg; } cases[] = {
+        {"", "empty file"},
+        {"\n\n", "no entries"},
+        {"0x1\tfoo\tvmlinux\n", "line 1: expected 4 or 5"},
+        {"0x1\tfoo\tvmlinux\tEXPORT_SYMBOL\tNS\textra\n", "line 1: too many fields"},
+        {"0x1\tfoo\tvmlinux\tEXPORT_SYMBOL\tNS\ta\tb\tc\n", "line 1: too many fields"},
+        {"1234\tfoo\tvmlinux\tEXPORT_SYMBOL\t\n", "bad CRC"},
+        {"0x\tfoo\tvmlinux\tEXPORT_SYMBOL\t\n", "bad CRC"},
+        {"0x123456789\tfoo\tvmlinux\tEXPORT_SYMBOL\t\n", "bad CRC"},
+        {"0xzz\tfoo\tvmlinux\tEXPORT_SYMBOL\t\n", "bad CRC"},
+        {"0x1\t\tvmlinux\tEXPORT_SYMBOL\t\n", "bad symbol name"},
+        {"0x1\tfo o\tvmlinux\tEXPORT_SYMBOL\t\n", "bad symbol name"},
+        {"0x1\tfoo\t\tEXPORT_SYMBOL\t\n", "bad module"},
+        {"0x1\tfoo\tvmlinux\tEXPORT_UNUSED_SYMBOL\t\n", "unknown export type"},
+        {"0x1\tfoo\tvmlinux\tEXPORT_SYMBOL\tN S\n", "bad namespace"},
+        {"0x1\tfoo\tvmlinux\tEXPORT_SYMBOL\t\r\n", "bad namespace"},
+        {"0x1\tfoo\tvmlinux\tEXPORT_SYMBOL\t\n0x2\tfoo\tvmlinux\tEXPORT_SYMBOL\t\n", "duplicate symbol foo"},
+        {"0x1\tfoo\tvmlinux\tEXPORT_SYMBOL\t\ngarbage\n", "line 2:"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        exportset_t s;
+        err_t e = {{0}};
+        int r = parse_str(cases[i].txt, &s, &e);
+        CHECK(r == -1);
+        CHECK(strstr(e.msg, cases[i].msg) != NULL);
+        if (!strstr(e.msg, cases[i].msg))
+            fprintf(stderr, "  case %zu: got '%s'\n", i, e.msg);
+    }
+    /* NUL byte inside a line */
+    {
+        const unsigned char b[] = "0x1\tfo\0o\tvmlinux\tEXPORT_SYMBOL\t\n";
+        exportset_t s;
+        err_t e;
+        CHECK(symvers_parse(b, sizeof b - 1, &s, &e) == -1 && strstr(e.msg, "NUL"));
+    }
+    /* over-long line */
+    {
+        size_t n = SYMVERS_MAX_LINE + 100;
+        char *b = xmalloc(n + 64);
+        strcpy(b, "0x1\t");
+        memset(b + 4, 'a', n);
+        strcpy(b + 4 + n, "\tvmlinux\tEXPORT_SYMBOL\t\n");
+        exportset_t s;
+        err_t e;
+        CHECK(parse_str(b, &s, &e) == -1 && strstr(e.msg, "too long"));
+        free(b);
+    }
+    /* long but acceptable line */
+    {
+        size_t n = 1000;
+        char *b = xmalloc(n + 64);
+        strcpy(b, "0x1\t");
+        memset(b + 4, 'a', n);
+        strcpy(b + 4 + n, "\tvmlinux\tEXPORT_SYMBOL\t\n");
+        exportset_t s;
+        err_t e;
+        CHECK(parse_str(b, &s, &e) == 0 && s.n == 1 && strlen(s.v[0].name) == n);
+        if (s.n)
+            exportset_free(&s);
+        free(b);
+    }
+}
+
+TEST(licences)
+{
+    const char *yes[] = {"GPL", "GPL v2", "GPL and additional rights", "Dual BSD/GPL", "Dual MIT/GPL", "Dual MPL/GPL"};
+    const char *no[] = {"Proprietary", "GPLv2", "gpl", "BSD", "", "Dual BSD/GPL ", "MIT"};
+    for (size_t i = 0; i < sizeof yes / sizeof *yes; i++)
+        CHECK(license_is_gpl_compatible(yes[i]));
+    for (size_t i = 0; i < sizeof no / sizeof *no; i++)
+        CHECK(!license_is_gpl_compatible(no[i]));
+    CHECK(!license_is_gpl_compatible(NULL));
+}
+
+TEST(modinfo_parse)
+{
+    const unsigned char mi[] = "license=GPL\0\0\0author=x\0import_ns=A\0import_ns=B\0import_ns=A\0"
+                               "license=Proprietary\0noequals\0depends=a,b\0name=mod\0vermagic=6.1.0 SMP \0tail=unterminated";
+    komod_t m;
+    memset(&m, 0, sizeof m);
+    ko_parse_modinfo(mi, sizeof mi - 1, &m);
+    CHECK(m.license && strcmp(m.license, "GPL") == 0);
+    CHECK(m.import_ns.n == 2 && strcmp(m.import_ns.v[0], "A") == 0 && strcmp(m.import_ns.v[1], "B") == 0);
+    CHECK(m.depends && strcmp(m.depends, "a,b") == 0);
+    CHECK(m.modname && strcmp(m.modname, "mod") == 0);
+    CHECK(m.vermagic && strcmp(m.vermagic, "6.1.0 SMP ") == 0);
+    CHECK(m.modinfo.n == 11);
+    CHECK(strcmp(m.modinfo.v[m.modinfo.n - 1], "tail=unterminated") == 0);
+    ko_free(&m);
+}
+
+static int load(const char *dir, const char *name, filebuf_t *fb)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    err_t e;
+    if (file_load(path, fb, &e) != 0) {
+        fprintf(stderr, "cannot load %s: %s\n", path, e.msg);
+        return -1;
+    }
+    return 0;
+}
+
+TEST(ko_fake)
+{
+    filebuf_t fb;
+    if (load(builtdir, "fake_mod.ko", &fb) != 0) {
+        CHECK(!"fixture fake_mod.ko");
+        return;
+    }
+    komod_t m;
+    err_t e;
+    CHECK(ko_read(fb.data, fb.size, &m, &e) == 0);
+    CHECK(m.n_undef == 6);
+    bool saw_weak = false, saw_printk = false;
+    for (size_t i = 0; i < m.n_undef; i++) {
+        if (strcmp(m.undef[i].name, "weak_missing") == 0)
+            saw_weak = m.undef[i].weak;
+        if (strcmp(m.undef[i].name, "printk") == 0)
+            saw_printk = !m.undef[i].weak;
+    }
+    CHECK(saw_weak && saw_printk);
+    for (size_t i = 1; i < m.n_undef; i++)
+        CHECK(strcmp(m.undef[i - 1].name, m.undef[i].name) < 0);
+    CHECK(m.has_versions && m.n_vers == 6);
+    const ko_version_t *v = ko_find_version(&m, "module_layout");
+    CHECK(v && v->crc == 0x22222222);
+    v = ko_find_version(&m, "kallsyms_lookup_name");
+    CHECK(v && v->crc == 0x0badc0de);
+    CHECK(m.license && strcmp(m.license, "GPL") == 0);
+    CHECK(m.import_ns.n == 1 && strcmp(m.import_ns.v[0], "FAKE_NS") == 0);
+    CHECK(m.modname && strcmp(m.modname, "fake_mod") == 0);
+    bool rodata = false;
+    for (size_t i = 0; i < m.n_datasecs; i++)
+        if (memmem(m.datasecs[i].data, m.datasecs[i].size, "kallsyms_lookup_name", 20))
+            rodata = true;
+    CHECK(rodata);
+    ko_free(&m);
+
+    /* every truncation must fail cleanly (no crash, one-line message) */
+    int ok_fail = 1;
+    for (size_t n = 1; n < fb.size; n++) {
+        unsigned char *b = xmalloc(n);
+        memcpy(b, fb.data, n);
+        err_t e2 = {{0}};
+        komod_t m2;
+        int r = ko_read(b, n, &m2, &e2);
+        if (r == 0)
+            ko_free(&m2);
+        else if (!e2.msg[0] || strchr(e2.msg, '\n'))
+            ok_fail = 0;
+        free(b);
+    }
+    CHECK(ok_fail);
+    /* truncation that cuts the section header table is always an error */
+    {
+        err_t e3;
+        komod_t m3;
+        unsigned char *b = xmalloc(fb.size - 1);
+        memcpy(b, fb.data, fb.size - 1);
+        CHECK(ko_read(b, fb.size - 1, &m3, &e3) == -1);
+        free(b);
+    }
+    /* wrong class / machine / byte order */
+    {
+        unsigned char *b = xmalloc(fb.size);
+        err_t e4;
+        komod_t m4;
+        memcpy(b, fb.data, fb.size);
+        b[EI_CLASS] = ELFCLASS32;
+        CHECK(ko_read(b, fb.size, &m4, &e4) == -1 && strstr(e4.msg, "32-bit"));
+        memcpy(b, fb.data, fb.size);
+        b[18] = EM_AARCH64 & 0xff;
+        b[19] = EM_AARCH64 >> 8;
+        CHECK(ko_read(b, fb.size, &m4, &e4) == -1 && strstr(e4.msg, "aarch64"));
+        memcpy(b, fb.data, fb.size);
+        b[EI_DATA] = ELFDATA2MSB;
+        CHECK(ko_read(b, fb.size, &m4, &e4) == -1 && strstr(e4.msg, "byte order"));
+        memcpy(b, fb.data, fb.size);
+        b[0] = 'X';
+        CHECK(ko_read(b, fb.size, &m4, &e4) == -1 && strstr(e4.msg, "not an ELF"));
+        /* section header offset beyond the end */
+        memcpy(b, fb.data, fb.size);
+        uint64_t big = fb.size + 1000;
+        memcpy(b + 0x28, &big, 8);
+        CHECK(ko_read(b, fb.size, &m4, &e4) == -1);
+        free(b);
+    }
+    /* a .ko is not a vmlinux */
+    exportset_t s;
+    ksym_info_t ki;
+    CHECK(ksymtab_read(fb.data, fb.size, &s, &ki, &e) == -1 && strstr(e.msg, "vmlinux"));
+    file_free(&fb);
+}
+
+TEST(ko_corrupt_sections)
+{
+    filebuf_t fb;
+    if (load(builtdir, "fake_mod.ko", &fb) != 0) {
+        CHECK(!"fixture");
+        return;
+    }
+    Elf64_Ehdr eh;
+    memcpy(&eh, fb.data, sizeof eh);
+    /* For every section header, corrupt offset/size/link/name in turn: must never crash. */
+    int clean = 1;
+    for (size_t i = 0; i < eh.e_shnum; i++) {
+        for (int field = 0; field < 4; field++) {
+            static const uint64_t vals[] = {0xffffffffffffff00ull, 0x7fffffff, 0x10000, 3};
+            for (size_t vi = 0; vi < 4; vi++) {
+                unsigned char *b = xmalloc(fb.size);
+                memcpy(b, fb.data, fb.size);
+                unsigned char *sh = b + eh.e_shoff + i * sizeof(Elf64_Shdr);
+                uint64_t v = vals[vi];
+                uint32_t v32 = (uint32_t)v;
+                switch (field) {
+                case 0: memcpy(sh + 24, &v, 8); break;   /* sh_offset */
+                case 1: memcpy(sh + 32, &v, 8); break;   /* sh_size */
+                case 2: memcpy(sh + 40, &v32, 4); break; /* sh_link */
+                case 3: memcpy(sh + 0, &v32, 4); break;  /* sh_name */
+                }
+                komod_t m;
+                err_t e = {{0}};
+                if (ko_read(b, fb.size, &m, &e) == 0)
+                    ko_free(&m);
+                else if (!e.msg[0])
+                    clean = 0;
+                free(b);
+            }
+        }
+    }
+    CHECK(clean);
+    file_free(&fb);
+}
+
+TEST(ksymtab_fake)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/fake_build", builtdir);
+    filebuf_t fb;
+    if (load(dir, "vmlinux", &fb) != 0) {
+        CHECK(!"fixture vmlinux");
+        return;
+    }
+    exportset_t s;
+    ksym_info_t ki;
+    err_t e;
+    CHECK(ksymtab_read(fb.data, fb.size, &s, &ki, &e) == 0);
+    CHECK(s.n == 6 && ki.n_plain == 3 && ki.n_gpl == 3 && ki.has_crc);
+    const export_t *x = exportset_find(&s, "ns_sym");
+    CHECK(x && x->cls == EXP_GPL && x->crc == 0x44444444 && strcmp(x->ns, "FAKE_NS") == 0 &&
+          strcmp(x->module, "vmlinux") == 0);
+    x = exportset_find(&s, "printk");
+    CHECK(x && x->cls == EXP_PLAIN && x->crc == 0x11111111 && x->ns[0] == 0);
+    exportset_free(&s);
+    /* a vmlinux is not a module */
+    komod_t m;
+    CHECK(ko_read(fb.data, fb.size, &m, &e) == -1 && strstr(e.msg, "relocatable"));
+    /* DWARF */
+    dw_func_t f[3] = {{.want = "__traceiter_balance_dirty_pages"},
+                      {.want = "perf_trace_global_dirty_state"},
+                      {.want = "__traceiter_global_dirty_state"}};
+    CHECK(dw_find_functions(fb.data, fb.size, f, 3, &e) == DW_OK);
+    CHECK(f[0].found && f[0].n_params == 13);
+    if (f[0].n_params == 13) {
+        CHECK(strcmp(f[0].params[0].name, "__data") == 0 && strcmp(f[0].params[0].type, "void *") == 0);
+        CHECK(strcmp(f[0].params[1].type, "struct bdi_writeback *") == 0);
+        CHECK(strcmp(f[0].params[11].name, "pause") == 0 && strcmp(f[0].params[11].type, "long int") == 0);
+    }
+    CHECK(f[1].found && f[1].n_params == 4);
+    if (f[1].n_params == 4)
+        CHECK(strcmp(f[1].params[3].type, "const char * const *") == 0);
+    CHECK(!f[2].found);
+    for (int i = 0; i < 3; i++)
+        dw_func_clear(&f[i]);
+    dw_func_t ft = {.want = "fake_types"};
+    CHECK(dw_find_functions(fb.data, fb.size, &ft, 1, &e) == DW_OK);
+    CHECK(ft.found && ft.n_params == 6 && ft.variadic);
+    if (ft.n_params == 6) {
+        static const char *const want[6] = {
+            "int (*)(void *, long int)", "volatile const unsigned int *", "fake_ulong",
+            "enum fake_e", "union fake_u *", "char[3][5] *",
+        };
+        for (int i = 0; i < 6; i++) {
+            CHECK(strcmp(ft.params[i].type, want[i]) == 0);
+            if (strcmp(ft.params[i].type, want[i]) != 0)
+                fprintf(stderr, "  param %d: got '%s'\n", i, ft.params[i].type);
+        }
+    }
+    dw_func_clear(&ft);
+    /* truncations of the vmlinux must never crash */
+    int clean = 1;
+    for (size_t n = 1; n < fb.size; n += 7) {
+        unsigned char *b = xmalloc(n);
+        memcpy(b, fb.data, n);
+        err_t e2 = {{0}};
+        exportset_t s2;
+        if (ksymtab_read(b, n, &s2, &ki, &e2) == 0)
+            exportset_free(&s2);
+        else if (!e2.msg[0])
+            clean = 0;
+        free(b);
+    }
+    CHECK(clean);
+    file_free(&fb);
+}
+
+TEST(no_dwarf)
+{
+    filebuf_t fb;
+    if (load(builtdir, "fake_mod.ko", &fb) != 0) {
+        CHECK(!"fixture");
+        return;
+    }
+    dw_func_t f = {.want = "init_module"};
+    err_t e;
+    CHECK(dw_find_functions(fb.data, fb.size, &f, 1, &e) == DW_NO_DWARF);
+    dw_func_clear(&f);
+    file_free(&fb);
+}
+
+TEST(build_open_fake)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/fake_build", builtdir);
+    build_t b;
+    err_t e;
+    const char *ep;
+    CHECK(build_open(dir, "X", BUILD_LOAD_VMLINUX, &b, &ep, &e) == 0);
+    build_merge(&b);
+    CHECK(b.symvers.n == 7 && b.ksym.n == 6 && b.merged.n == 7);
+    CHECK(build_find(&b, "mod_helper") && build_find(&b, "printk") && !build_find(&b, "nope"));
+    CHECK(build_has_crcs(&b));
+    CHECK(build_count_module(&b, "vmlinux") == 6);
+    CHECK(strcmp(b.label, "X") == 0);
+    build_free(&b);
+    CHECK(build_open("/nonexistent/dir", NULL, 0, &b, &ep, &e) == -1 && strstr(e.msg, "no such"));
+    build_free(&b);
+    CHECK(build_open(fixdir, NULL, BUILD_LOAD_VMLINUX, &b, &ep, &e) == -1 && strstr(e.msg, "neither"));
+    build_free(&b);
+    CHECK(build_open(dir, NULL, BUILD_NEED_SYMVERS, &b, &ep, &e) == 0 && b.vmlinux_path == NULL);
+    build_free(&b);
+}
+
+static char *capture_json(const char *s)
+{
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    json_write_string(f, s);
+    fclose(f);
+    return buf;
+}
+
+TEST(json_strings)
+{
+    char *o = capture_json("a\"b\\c\n\t\x01");
+    CHECK(strcmp(o, "\"a\\\"b\\\\c\\n\\t\\u0001\"") == 0);
+    free(o);
+    o = capture_json("J\xc3\xa9r\xc3\xb4me");   /* valid UTF-8 passes */
+    CHECK(strcmp(o, "\"J\xc3\xa9r\xc3\xb4me\"") == 0);
+    free(o);
+    o = capture_json("\xff\xc3");                /* invalid bytes escaped */
+    CHECK(strcmp(o, "\"\\u00ff\\u00c3\"") == 0);
+    free(o);
+    o = capture_json("\xed\xa0\x80");            /* surrogate is invalid */
+    CHECK(strcmp(o, "\"\\u00ed\\u00a0\\u0080\"") == 0);
+    free(o);
+
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    json_t j;
+    json_init(&j, f);
+    json_obj_begin(&j);
+    json_key(&j, "a"); json_int(&j, 1);
+    json_key(&j, "b"); json_arr_begin(&j); json_str(&j, "x"); json_null(&j); json_bool(&j, true);
+    json_crc(&j, 0xab, true); json_arr_end(&j);
+    json_key(&j, "c"); json_obj_begin(&j); json_obj_end(&j);
+    json_obj_end(&j);
+    fclose(f);
+    CHECK(strcmp(buf, "{\"a\":1,\"b\":[\"x\",null,true,\"0x000000ab\"],\"c\":{}}") == 0);
+    free(buf);
+}
+
+TEST(tables)
+{
+    table_t t;
+    table_init(&t, 3, "A", "BB", "C");
+    table_row(&t, "xxxx", "", "z");
+    table_row(&t, "y", "long-cell", NULL);
+    CHECK(table_rows(&t) == 2);
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    table_print(&t, f, "");
+    fclose(f);
+    CHECK(strcmp(buf, "A     BB         C\nxxxx  -          z\ny     long-cell  -\n") == 0);
+    free(buf);
+    table_free(&t);
+}
+
+TEST(file_load_errors)
+{
+    filebuf_t fb;
+    err_t e;
+    CHECK(file_load("/nonexistent/x", &fb, &e) == -1 && strstr(e.msg, "No such file"));
+    CHECK(file_load("/", &fb, &e) == -1 && strstr(e.msg, "directory"));
+    char tmpl[] = "/tmp/symcheck-unit-XXXXXX";
+    int fd = mkstemp(tmpl);
+    CHECK(fd >= 0);
+    if (fd >= 0) {
+        CHECK(file_load(tmpl, &fb, &e) == -1 && strstr(e.msg, "empty"));
+        unlink(tmpl);
+        close(fd);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1)
+        fixdir = argv[1];
+    if (argc > 2)
+        builtdir = argv[2];
+    RUN(symvers_valid);
+    RUN(symvers_errors);
+    RUN(licences);
+    RUN(modinfo_parse);
+    RUN(ko_fake);
+    RUN(ko_corrupt_sections);
+    RUN(ksymtab_fake);
+    RUN(no_dwarf);
+    RUN(build_open_fake);
+    RUN(json_strings);
+    RUN(tables);
+    RUN(file_load_errors);
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
