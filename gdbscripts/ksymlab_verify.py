@@ -55,6 +55,7 @@ def main():
     result = {
         "symbols": {name: symbol_address(name) for name in claims["symbols"]},
         "tasks": read_tasks(),
+        "dirty_limit": int(gdb.parse_and_eval("global_wb_domain.dirty_limit")),
     }
     with open(os.environ["KSYMLAB_GDB_OUT"], "w") as f:
         json.dump(result, f, indent=1, sort_keys=True)

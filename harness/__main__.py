@@ -23,6 +23,10 @@ def main(argv=None):
     r.add_argument("--boot-timeout", type=int, default=600, help="seconds until READY")
     r.add_argument("--hang-timeout", type=int, default=180,
                    help="seconds without console output that count as a hang")
+    r.add_argument("--insmod-args", default="",
+                   help="module parameters, e.g. simulate_missing=task_prio")
+    r.add_argument("--stress", type=int, default=0, metavar="N",
+                   help="after sampling, unload and reload the module N times under readers")
     b = sub.add_parser("build", help="only prepare (extract, patch, configure, build) the kernels")
     b.add_argument("--variants", default=",".join(variants.DEFAULT))
     k = sub.add_parser("key", help="print the cache key of each variant")
@@ -35,7 +39,8 @@ def main(argv=None):
     try:
         if args.cmd == "run":
             status, rundir, err = run(names, args.scenario, args.kvm, args.append, args.runs_dir,
-                                      args.boot_timeout, args.hang_timeout)
+                                      args.boot_timeout, args.hang_timeout, args.insmod_args,
+                                      args.stress)
             if err is not None:
                 print(err.one_line(), file=sys.stderr)
             print(f"report: {rundir / 'report.md'}")

@@ -1,4 +1,11 @@
-"""Compare the module's claims with gdb's reads and the scenario's expectations."""
+"""Compare the module's claims with independent oracles.
+
+Oracles: gdb reading guest memory (addresses, prio, dirty limit), the
+scenario file (expected priorities), sysfs (block devices), /proc/pagetypeinfo
+(migratetype histogram) and the guest program's own return addresses (user
+stack). A value no oracle covers yet is reported with agree = None and does
+not count towards the verdict.
+"""
 
 # A SCHED_OTHER task at nice n has task_prio() == 20 + n (kernel/sched/core.c):
 # the scenario file is an oracle independent of both module and gdb.
@@ -11,19 +18,27 @@ def expected_prio(task):
     return None
 
 
-def compare_variant(data, truth):
-    """Build the report entry of one variant: symbols[], values[], notes[], counts."""
-    symbols = []
-    for s in data["symbols"]:
-        gdb_addr = truth["symbols"].get(s["name"])
-        symbols.append({
-            "name": s["name"], "method": s["method"],
-            "module_addr": f"0x{s['addr']:x}",
-            "gdb_addr": f"0x{gdb_addr:x}" if gdb_addr is not None else None,
-            "agree": gdb_addr is not None and gdb_addr == s["addr"],
-        })
+def _hex(v):
+    return f"0x{v:x}" if v is not None else None
 
-    expectations = {t["pid"]: t for t in data["tasks"]}
+
+def compare_symbols(data, truth):
+    out = []
+    for s in data["symbol"]:
+        gdb_addr = truth["symbols"].get(s["name"])
+        resolved = s["method"] != "unresolved"
+        out.append({
+            "name": s["name"], "method": s["method"],
+            "module_addr": _hex(s["addr"]), "gdb_addr": _hex(gdb_addr),
+            # an unresolved symbol (address 0) agrees when it is absent or a
+            # degraded sampler says so; the sampler list reports that case
+            "agree": (gdb_addr is not None and gdb_addr == s["addr"]) if resolved else None,
+        })
+    return out
+
+
+def compare_prio(data, truth, notes):
+    expectations = {t["pid"]: t for t in data["task"]}
     values = []
     seen = set()
     for p in data["prio"]:
@@ -39,8 +54,6 @@ def compare_variant(data, truth):
             agree = agree and entry["scenario"] == p["prio"]
         entry["agree"] = agree
         values.append(entry)
-
-    notes = []
     for pid in sorted(set(expectations) - seen):
         notes.append(f"scenario task pid {pid} missing from the module's prio list")
         values.append({"kind": "prio", "key": f"pid {pid}", "comm": "sleep", "module": None,
@@ -50,23 +63,127 @@ def compare_variant(data, truth):
     # for_each_process_thread() does not visit it.
     extra = sorted(int(pid) for pid in truth["tasks"] if int(pid) not in seen and pid != "0")
     if extra:
-        # Tasks born after the module sampled (e.g. a new kworker) are not claims.
         notes.append("tasks in guest memory the module did not list (born after sampling?): "
-                      + ", ".join(str(p) for p in extra))
+                     + ", ".join(str(p) for p in extra))
+    return values
+
+
+def compare_migratetype(data):
+    """Histogram per zone and migratetype against /proc/pagetypeinfo."""
+    pt = {(x["zone"], x["mt"]): x["count"] for x in data["ptinfo"]}
+    values = []
+    for h in data["mthist"]:
+        key = (h["zone"], h["mt"])
+        if h["count"] == 0 and key not in pt:
+            continue              # a migratetype pagetypeinfo does not list (e.g. CMA off)
+        values.append({"kind": "migratetype", "key": f"zone {h['zone']} mt {h['mt']}",
+                       "module": h["count"], "pagetypeinfo": pt.get(key),
+                       "agree": pt.get(key) == h["count"]})
+    return values
+
+
+def compare_blockdev(data):
+    sysfs = {b["name"]: b for b in data["sysblock"]}
+    values = []
+    names = set()
+    for b in data["bdev"]:
+        names.add(b["name"])
+        s = sysfs.get(b["name"])
+        mine = f"{b['dev']} {b['sectors']}"
+        theirs = f"{s['dev']} {s['sectors']}" if s else None
+        values.append({"kind": "blockdev", "key": b["name"], "module": mine, "sysfs": theirs,
+                       "agree": mine == theirs})
+    for name in sorted(set(sysfs) - names):
+        s = sysfs[name]
+        values.append({"kind": "blockdev", "key": name, "module": None,
+                       "sysfs": f"{s['dev']} {s['sectors']}", "agree": False})
+    return values
+
+
+def compare_ustack(data):
+    """The program's own return addresses must follow each other in the module's frames."""
+    values = []
+    for e in sorted(data["ustack-expect"], key=lambda e: e["depth"]):
+        frames = [f["ip"] for f in sorted(data["frame"], key=lambda f: f["idx"])
+                  if f["pid"] == e["pid"]]
+        idx = frames.index(e["ret"]) if e["ret"] in frames else None
+        values.append({"kind": "ustack", "key": f"return address {e['depth']}",
+                       "module": _hex(frames[idx]) if idx is not None else None,
+                       "frame": idx, "program": _hex(e["ret"]), "agree": idx is not None})
+    # found, and in the order the calls nest
+    found = [v["frame"] for v in values if v["frame"] is not None]
+    if found != sorted(found) or len(set(found)) != len(found):
+        for v in values:
+            v["agree"] = False
+    return values
+
+
+def compare_writeback(data, truth):
+    values = []
+    for w in data["writeback"]:
+        for key in ("gds_hits", "bdp_hits"):
+            values.append({"kind": "writeback", "key": key, "module": w[key],
+                           "expected": "> 0", "agree": w[key] > 0})
+    for d in data["dirtylimit"]:
+        g = truth.get("dirty_limit")
+        values.append({"kind": "writeback", "key": f"dirty_limit ({d['source']})",
+                       "module": d["bdp"], "gdb": g, "agree": g is not None and g == d["bdp"]})
+    return values
+
+
+def compare_stress(data, expected_cycles):
+    """The insmod/rmmod stress run: every cycle worked, no leak, no warning."""
+    if not expected_cycles:
+        return []
+    values = []
+    st = data["stress"][0] if data["stress"] else {"cycles": None, "failed": None}
+    values.append({"kind": "stress", "key": "cycles", "module": st["cycles"],
+                   "expected": expected_cycles, "agree": st["cycles"] == expected_cycles})
+    values.append({"kind": "stress", "key": "failed insmod/rmmod", "module": st["failed"],
+                   "expected": 0, "agree": st["failed"] == 0})
+    for k in data["kmemleak"]:
+        values.append({"kind": "stress", "key": "kmemleak objects with ksymlab frames",
+                       "module": k["ksymlab_frames"], "expected": 0,
+                       "kmemleak_total": k["leaks"],
+                       "agree": bool(k["available"]) and k["ksymlab_frames"] == 0})
+    for d in data["dmesg"]:
+        values.append({"kind": "stress", "key": "dmesg warnings", "module": d["warnings"],
+                       "expected": 0, "agree": d["warnings"] == 0})
+    return values
+
+
+def compare_variant(data, truth, stress_cycles=0):
+    """Build the report entry of one variant: symbols[], values[], samplers, notes, counts."""
+    notes = []
+    symbols = compare_symbols(data, truth)
+    values = compare_prio(data, truth, notes)
+    values += compare_migratetype(data)
+    values += compare_blockdev(data)
+    values += compare_ustack(data)
+    values += compare_writeback(data, truth)
+    values += compare_stress(data, stress_cycles)
+    samplers = {s["name"]: {"available": bool(s["available"]), "missing": s["missing"]}
+                for s in data["sampler"]}
+    for u in data["unavailable"]:
+        notes.append(f"sampler {u['sampler']} reported itself unavailable")
     for e in data["errors"]:
         notes.append(f"guest error: {e}")
 
+    checked = [x for x in symbols + values if x["agree"] is not None]
     ok = (bool(symbols) and bool(values) and not data["errors"]
-          and all(s["agree"] for s in symbols) and all(v["agree"] for v in values))
+          and all(x["agree"] for x in checked))
     return {
         "symbols": symbols,
         "values": values,
+        "samplers": samplers,
+        "resolve_ns": next((r["ns"] for r in data["resolve"]), None),
         "notes": notes,
         "counts": {
             "symbols": len(symbols),
-            "symbols_agree": sum(s["agree"] for s in symbols),
+            "symbols_agree": sum(s["agree"] is True for s in symbols),
             "values": len(values),
-            "values_agree": sum(v["agree"] for v in values),
+            "values_agree": sum(v["agree"] is True for v in values),
+            "unchecked": sum(x["agree"] is None for x in symbols + values),
         },
         "verdict": "pass" if ok else "fail",
     }

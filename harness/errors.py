@@ -17,6 +17,7 @@ EXIT = {
     "hang": 33,
     "timeout": 34,
     "guest": 35,         # the guest script reported an error
+    "warning": 36,       # the guest kernel printed a WARNING (lockdep included)
     "gdb": 40,
     "verify": 41,        # a result could not be parsed or compared
 }

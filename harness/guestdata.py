@@ -10,9 +10,33 @@ from .errors import HarnessError
 
 BEGIN = "KSYMLAB-DATA-BEGIN"
 END = "KSYMLAB-DATA-END"
-KINDS = {"guest", "task", "symbol", "prio", "error"}
-# Integer fields per kind; everything else stays a string.
-INT_FIELDS = {"task": {"pid", "value"}, "prio": {"pid", "prio", "policy"}}
+
+# Every kind the guest or the module writes, with its integer fields
+# (base 0: decimal or 0x-hex); every other field stays a string.
+KINDS = {
+    "guest": set(),
+    "task": {"pid", "value"},
+    "symbol": {"addr"},
+    "resolve": {"ns"},
+    "sampler": {"available"},
+    "results": {"addr", "size"},
+    "prio": {"pid", "prio", "policy"},
+    "pageblock": {"node", "pfn", "mt"},
+    "mthist": {"node", "mt", "count"},
+    "ptinfo": {"node", "mt", "count"},
+    "bdev": {"sectors", "whole"},
+    "sysblock": {"sectors"},
+    "writeback": {"gds_hits", "bdp_hits", "background_thresh", "dirty_thresh"},
+    "dirtylimit": {"gds", "bdp"},
+    "frame": {"pid", "idx", "ip"},
+    "ustack-expect": {"pid", "depth", "ret"},
+    "unavailable": set(),
+    "bench": {"calls", "ns", "sum"},
+    "stress": {"cycles", "failed"},
+    "kmemleak": {"available", "leaks", "ksymlab_frames"},
+    "dmesg": {"warnings"},
+    "error": set(),
+}
 
 
 def unescape(value):
@@ -31,25 +55,23 @@ def parse_line(line, lineno=0):
         if not eq or not key:
             raise HarnessError("verify", f"data line {lineno}: field {item!r} is not key=value")
         value = unescape(value)
-        if key in INT_FIELDS.get(kind, ()):
+        if key in KINDS[kind]:
             try:
-                value = int(value)
+                value = int(value, 0) if value.lower().startswith(("0x", "-0x")) \
+                    else int(value)
             except ValueError:
                 raise HarnessError("verify", f"data line {lineno}: {key}={value!r} is not an "
                                    "integer") from None
-        elif key == "addr":
-            try:
-                value = int(value, 16)
-            except ValueError:
-                raise HarnessError("verify", f"data line {lineno}: addr={value!r} is not hex") \
-                    from None
         fields[key] = value
     return kind, fields
 
 
 def parse(text):
-    """Return {'variant', 'guest', 'tasks', 'symbols', 'prio', 'errors'} from the channel text."""
-    out = {"variant": None, "guest": {}, "tasks": [], "symbols": [], "prio": [], "errors": []}
+    """Return {'variant', 'guest', <kind>: [fields, ...] for every kind} from the channel."""
+    out = {"variant": None, "guest": {}}
+    for kind in KINDS:
+        if kind != "guest":
+            out[kind] = []
     started = ended = False
     for lineno, raw in enumerate(text.splitlines(), 1):
         line = raw.replace("\r", "").strip()
@@ -68,16 +90,13 @@ def parse(text):
         kind, fields = parse_line(line, lineno)
         if kind == "guest":
             out["guest"].update(fields)
-        elif kind == "task":
-            out["tasks"].append(fields)
-        elif kind == "symbol":
-            out["symbols"].append(fields)
-        elif kind == "prio":
-            out["prio"].append(fields)
+        elif kind == "error":
+            out["error"].append(fields["message"])
         else:
-            out["errors"].append(fields["message"])
+            out[kind].append(fields)
     if not started:
         raise HarnessError("verify", f"data channel has no {BEGIN} line")
     if not ended:
         raise HarnessError("verify", f"data channel ends without {END}")
+    out["errors"] = out.pop("error")
     return out

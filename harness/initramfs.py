@@ -1,5 +1,6 @@
 """Build the guest initramfs with the kernel tree's own usr/gen_init_cpio."""
 
+import hashlib
 import subprocess
 from pathlib import Path
 
@@ -10,7 +11,29 @@ from .progress import say
 BUSYBOX = Path("/bin/busybox")
 # Applets the guest init uses; each becomes a /bin symlink to busybox.
 APPLETS = ("sh", "mount", "insmod", "rmmod", "cat", "echo", "sleep", "renice", "stty",
-           "reboot", "uname", "ls", "ps", "dmesg", "grep", "sed", "mkdir")
+           "reboot", "uname", "ls", "ps", "dmesg", "grep", "sed", "mkdir", "awk", "fdisk",
+           "mke2fs", "dd", "sync", "kill")
+USTACK_SRC = paths.GUEST / "ustack.c"
+# Frame pointers everywhere, or the kernel's user stack walk stops early.
+USTACK_CFLAGS = ("-static", "-O1", "-fno-omit-frame-pointer", "-fno-optimize-sibling-calls",
+                 "-Wall", "-Wextra", "-Werror")
+
+
+def build_ustack():
+    """The static guest program that reads /proc/ksymlab/ustack, cached by source and flags."""
+    key = hashlib.sha256(USTACK_SRC.read_bytes() + " ".join(USTACK_CFLAGS).encode()) \
+        .hexdigest()[:16]
+    out = paths.cache_root() / "guest" / key / "ksymlab-ustack"
+    if out.exists():
+        return out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".tmp")
+    p = subprocess.run(["gcc", *USTACK_CFLAGS, "-o", str(tmp), str(USTACK_SRC)],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        raise HarnessError("initramfs", f"gcc {USTACK_SRC.name}: {p.stderr.strip()[:300]}")
+    tmp.replace(out)
+    return out
 
 
 def busybox_applets(busybox=BUSYBOX):
@@ -23,21 +46,22 @@ def busybox_applets(busybox=BUSYBOX):
     return set(out.split())
 
 
-def cpio_spec(module_ko, scenario, params, init=None, busybox=BUSYBOX):
+def cpio_spec(module_ko, scenario, params, ustack, init=None, busybox=BUSYBOX):
     """The gen_init_cpio file list, one entry per line."""
     init = init or paths.GUEST / "init"
     missing = set(APPLETS) - busybox_applets(busybox)
     if missing:
         raise HarnessError("initramfs", f"{busybox} lacks applets: {' '.join(sorted(missing))}")
-    for f in (module_ko, scenario, params, init):
+    for f in (module_ko, scenario, params, ustack, init):
         if not Path(f).is_file():
             raise HarnessError("initramfs", f"{f}: not found")
     lines = [f"dir /{d} 0755 0 0" for d in ("bin", "dev", "etc", "etc/ksymlab", "lib",
-                                           "lib/modules", "proc", "sys", "tmp")]
+                                           "lib/modules", "mnt", "proc", "sys", "tmp")]
     # The kernel opens /dev/console for init before devtmpfs is mounted.
     lines.append("nod /dev/console 0600 0 0 c 5 1")
     lines.append(f"file /bin/busybox {busybox} 0755 0 0")
     lines += [f"slink /bin/{a} busybox 0777 0 0" for a in APPLETS]
+    lines.append(f"file /bin/ksymlab-ustack {ustack} 0755 0 0")
     lines.append(f"file /init {init} 0755 0 0")
     lines.append(f"file /etc/ksymlab/scenario {scenario} 0644 0 0")
     lines.append(f"file /etc/ksymlab/params {params} 0644 0 0")
@@ -45,13 +69,14 @@ def cpio_spec(module_ko, scenario, params, init=None, busybox=BUSYBOX):
     return "\n".join(lines) + "\n"
 
 
-def build(tree, module_ko, scenario, workdir, mode):
+def build(tree, module_ko, scenario, workdir, mode, insmod_args="", stress=0):
     """Write <workdir>/initramfs.cpio and return its path."""
     workdir.mkdir(parents=True, exist_ok=True)
     params = workdir / "guest-params"
-    params.write_text(f"KSYMLAB_VARIANT={tree.variant}\nKSYMLAB_MODE={mode}\n")
+    params.write_text(f"KSYMLAB_VARIANT={tree.variant}\nKSYMLAB_MODE={mode}\n"
+                      f"KSYMLAB_INSMOD_ARGS='{insmod_args}'\nKSYMLAB_STRESS={int(stress)}\n")
     spec = workdir / "initramfs.list"
-    spec.write_text(cpio_spec(module_ko, scenario, params))
+    spec.write_text(cpio_spec(module_ko, scenario, params, build_ustack()))
     out = workdir / "initramfs.cpio"
     if not tree.gen_init_cpio.exists():
         raise HarnessError("initramfs", f"{tree.gen_init_cpio} missing from the built tree")

@@ -25,7 +25,6 @@ from .progress import say
 # Bump when the recipe below changes in a way that changes the built tree.
 RECIPE = "ksymlab-kernel-recipe-1"
 MAKE_TARGETS = ("bzImage", "modules", "scripts_gdb")
-FRAGMENTS = ("base.config",)
 
 
 @dataclass(frozen=True)
@@ -76,7 +75,7 @@ def tree_key(variant, tarball=None):
     h.update(b"tarball\0" + _file_digest(str(tarball)).encode() + b"\0")
     for p in variant.patches():
         h.update(b"patch\0" + p.name.encode() + b"\0" + p.read_bytes() + b"\0")
-    for frag in FRAGMENTS:
+    for frag in variant.fragments:
         h.update(b"config\0" + frag.encode() + b"\0" + (paths.KCONFIG / frag).read_bytes() + b"\0")
     h.update(" ".join(MAKE_TARGETS).encode())
     return h.hexdigest()[:20]
@@ -84,6 +83,15 @@ def tree_key(variant, tarball=None):
 
 def _make_env():
     env = dict(os.environ)
+    # ccache shares objects between variants: trees differ in a handful of
+    # files, and ccache keys an object on its preprocessed source and flags,
+    # so a patched file (or anything including a patched header) misses and
+    # rebuilds. base_dir + nohashdir let identical sources in different tree
+    # directories hit; DWARF comp_dir may then name the first tree that built
+    # the object, which only affects where gdb looks for source text.
+    env.update(CCACHE_DIR=str(paths.cache_root() / "ccache"),
+               CCACHE_BASEDIR=str(paths.cache_root() / "trees"),
+               CCACHE_NOHASHDIR="true", CCACHE_MAXSIZE="5G")
     # Fixed build identity: the same inputs give the same uname -v and vermagic.
     env.update(KBUILD_BUILD_TIMESTAMP="Thu Apr  9 15:35:39 UTC 2020",
                KBUILD_BUILD_USER="ksymlab", KBUILD_BUILD_HOST="ksymlab", LC_ALL="C")
@@ -138,10 +146,10 @@ def check_config(fragment_text, config_text):
     return bad
 
 
-def _configure(src, log, env):
-    say("configure", "tinyconfig + " + ", ".join(FRAGMENTS))
+def _configure(variant, src, log, env):
+    say("configure", "tinyconfig + " + ", ".join(variant.fragments))
     run_logged("configure", ["make", "tinyconfig"], log, cwd=src, env=env)
-    frags = [paths.KCONFIG / f for f in FRAGMENTS]
+    frags = [paths.KCONFIG / f for f in variant.fragments]
     run_logged("configure", ["scripts/kconfig/merge_config.sh", "-m", ".config", *frags],
                log, cwd=src, env=env)
     run_logged("configure", ["make", "olddefconfig"], log, cwd=src, env=env)
@@ -165,7 +173,8 @@ def _build(src, log, env, label):
         say("build", f"{label}: {n} objects so far")
 
     say("build", f"{label}: make -j{jobs} {' '.join(MAKE_TARGETS)}")
-    t = run_logged("build", ["make", f"-j{jobs}", *MAKE_TARGETS], log, cwd=src, env=env,
+    cc = ["CC=ccache gcc"] if shutil.which("ccache") else []
+    t = run_logged("build", ["make", f"-j{jobs}", *cc, *MAKE_TARGETS], log, cwd=src, env=env,
                    beat=beat, beat_every=30.0)
     say("build", f"{label}: done in {t:.0f} s")
     return t
@@ -193,7 +202,7 @@ def prepare(variant, index=1, total=1, tarball=None):
         start = time.monotonic()
         _extract(tarball, tree.src, root / "extract.log")
         _apply_series(variant, tree.src, root / "patch.log")
-        _configure(tree.src, root / "configure.log", env)
+        _configure(variant, tree.src, root / "configure.log", env)
         build_s = _build(tree.src, root / "build.log", env, label)
         for need in (tree.vmlinux, tree.bzimage, tree.gdb_script, tree.gen_init_cpio, tree.symvers):
             if not need.exists():

@@ -21,6 +21,7 @@ DATA_WAIT_SECONDS = 30
 FAULTS = [
     ("panic", r"Kernel panic - not syncing[^\r\n]*"),
     ("oops", r"(?:BUG: [^\r\n]*|Oops: [^\r\n]*|general protection fault[^\r\n]*)"),
+    ("warning", r"WARNING: [^\r\n]*"),
     ("guest", r"KSYMLAB-ERROR[^\r\n]*"),
 ]
 
@@ -58,7 +59,9 @@ class QemuSession:
         return Path(self.sockdir) / "gdb.sock"
 
     def argv(self):
-        append = "console=ttyS0 nokaslr panic=-1 " + self.extra_append
+        # Two RAM disks with room for partitions: the block device sampler's subjects.
+        append = ("console=ttyS0 nokaslr panic=-1 brd.rd_nr=2 brd.rd_size=16384 "
+                  "brd.max_part=4 " + self.extra_append)
         return [
             "qemu-system-x86_64", "-nodefaults", "-display", "none", "-no-reboot",
             "-accel", self.accel, "-m", self.memory, "-smp", "1",

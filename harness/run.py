@@ -46,7 +46,8 @@ def _error_entry(err, vdir):
 def run_variant(variant, tree, entry, vdir, opts):
     ko = module.build(tree, variant.module_mode)
     shutil.copy2(ko.parent / "build.log", vdir / "module-build.log")
-    initrd = initramfs.build(tree, ko, opts["scenario"], vdir, variant.module_mode)
+    initrd = initramfs.build(tree, ko, opts["scenario"], vdir, variant.module_mode,
+                             opts["insmod_args"], opts["stress"])
     with QemuSession(tree, initrd, vdir, kvm=opts["kvm"], append=opts["append"],
                      boot_timeout=opts["boot_timeout"],
                      hang_timeout=opts["hang_timeout"]) as vm:
@@ -56,17 +57,17 @@ def run_variant(variant, tree, entry, vdir, opts):
         entry["accel"] = vm.accel
         data = guestdata.parse(text)
         entry["guest_kernel"] = data["guest"].get("kernel")
-        claims = {"symbols": [s["name"] for s in data["symbols"]]}
+        claims = {"symbols": [s["name"] for s in data["symbol"] if s["method"] != "unresolved"]}
         truth = gdb.read_ground_truth(tree, vm.gdb_socket, claims, vdir)
         vm.resume_and_finish()
-    entry.update(compare.compare_variant(data, truth))
+    entry.update(compare.compare_variant(data, truth, opts["stress"]))
     c = entry["counts"]
     say("verify", f"{variant.name}: {c['symbols_agree']}/{c['symbols']} symbols and "
                   f"{c['values_agree']}/{c['values']} values agree: {entry['verdict']}")
 
 
 def run(names, scenario=None, kvm=False, append="", runs_root=None,
-        boot_timeout=600, hang_timeout=180):
+        boot_timeout=600, hang_timeout=180, insmod_args="", stress=0):
     """Run the comparison; return (exit status, run directory)."""
     selected = variants.select(names)
     scenario = Path(scenario or paths.SCENARIOS / "default.scenario")
@@ -75,9 +76,11 @@ def run(names, scenario=None, kvm=False, append="", runs_root=None,
     run_id, rundir = new_rundir(Path(runs_root or paths.runs_root()))
     say("run", f"{run_id}: variants {', '.join(v.name for v in selected)}; logs in {rundir}")
     opts = {"scenario": scenario, "kvm": kvm, "append": append,
-            "boot_timeout": boot_timeout, "hang_timeout": hang_timeout}
+            "boot_timeout": boot_timeout, "hang_timeout": hang_timeout,
+            "insmod_args": insmod_args, "stress": stress}
     rep = {"run_id": run_id, "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
            "tarball": str(paths.KERNEL_TARBALL), "scenario": str(scenario),
+           "insmod_args": insmod_args, "stress_cycles": stress,
            "verdict": "fail", "variants": {}}
     first_error = None
     trees = {}

@@ -11,11 +11,13 @@ class Variant:
     name: str
     module_mode: str      # KSYMLAB_MODE for probe-module
     description: str
+    series_name: str = ""                 # patches/<series_name>/, default: the name
+    fragments: tuple = ("base.config",)   # harness/kconfig/ files merged onto tinyconfig
 
     @property
     def series_dir(self):
         """patches/<name>/ with a quilt-style `series` file."""
-        return paths.patches_root() / self.name
+        return paths.patches_root() / (self.series_name or self.name)
 
     def patches(self):
         """The patch files in series order; a missing file is a patch error."""
@@ -39,9 +41,17 @@ VARIANTS = {
                        "6.1 + the seed series: the tracer links to explicit GPL exports"),
     "kallsyms": Variant("kallsyms", "kallsyms",
                         "6.1 + revert of 0bd476e6: pre-5.7 stand-in, tracer resolves by name"),
+    "stock": Variant("stock", "kprobe",
+                     "stock 6.1: tracer finds kallsyms_lookup_name with a kprobe, as LTTng does"),
+
+    # Not part of the A/B comparison: the exports series on a kernel with lock,
+    # atomic-sleep and leak debugging, for the insmod/rmmod stress run.
+    "debug": Variant("debug", "exports",
+                     "exports series + lockdep, atomic-sleep and kmemleak checking",
+                     series_name="exports", fragments=("base.config", "debug.config")),
 }
 
-DEFAULT = ("exports", "kallsyms")
+DEFAULT = ("exports", "kallsyms", "stock")
 
 
 def select(names):

@@ -1,19 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Symbol resolution for the ksymlab probe module.
+ * Symbol resolution for the ksymlab probe module, one mode per build:
  *
- * In exports mode the module links against EXPORT_SYMBOL_GPL()s added by
- * the seed series, so the address comes from the module loader's
- * relocations. In kallsyms mode the same functions are looked up by name
- * at init and called through a pointer, which is what tracers did before
- * v5.7 unexported kallsyms_lookup_name().
+ * exports:  link against the EXPORT_SYMBOL_GPL()s of the seed series; the
+ *           module loader's relocations provide every address.
+ * kallsyms: look every internal up with kallsyms_lookup_name(), as tracers
+ *           did before v5.7 unexported it (needs the revert of 0bd476e6).
+ * kprobe:   on a stock kernel, find kallsyms_lookup_name() itself by
+ *           registering a kprobe on its name, then proceed as kallsyms.
+ *           This is what LTTng does on current kernels.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/kallsyms.h>
 #include <linux/kernel.h>
+#include <linux/kprobes.h>
+#include <linux/ktime.h>
 #include <linux/module.h>
+#include <linux/pageblock-flags.h>
+#include <linux/stacktrace.h>
+#include <linux/string.h>
 
 #include "ksymlab.h"
 
@@ -21,26 +28,84 @@
 #define KSYMLAB_METHOD "export"
 #elif defined(KSYMLAB_MODE_KALLSYMS)
 #define KSYMLAB_METHOD "kallsyms"
+#elif defined(KSYMLAB_MODE_KPROBE)
+#define KSYMLAB_METHOD "kprobe"
 #else
-#error "build with KSYMLAB_MODE=exports or KSYMLAB_MODE=kallsyms"
+#error "build with KSYMLAB_MODE=exports, kallsyms or kprobe"
 #endif
 
+/* Pretend one symbol cannot be resolved, to exercise the failure policy. */
+static char *simulate_missing;
+module_param(simulate_missing, charp, 0400);
+MODULE_PARM_DESC(simulate_missing, "symbol name the resolver treats as missing (testing)");
+
+enum ksymlab_sym_id {
+	KSYM_TASK_PRIO,
+	KSYM_STACK_TRACE_SAVE_USER,
+	KSYM_GET_PFNBLOCK_FLAGS_MASK,
+	KSYM_BLOCK_CLASS,
+	KSYM_DISK_TYPE,
+	KSYM_GLOBAL_WB_DOMAIN,
+	KSYM_COUNT,
+};
+
 struct ksymlab_sym {
-	const char *name;
+	const char *name;		/* what is resolved in this mode */
+	enum ksymlab_sampler sampler;	/* who needs it */
+	bool required;			/* refuse to load without it */
 	unsigned long addr;
+	const char *method;
 };
 
-enum { KSYM_TASK_PRIO, KSYM_COUNT };
-
+/*
+ * Failure policy (see probe-module/README.md): prio and migratetype are the
+ * statedump core, as in LTTng which refuses to load without the
+ * migratetype helper; the other samplers degrade and say so.
+ */
 static struct ksymlab_sym ksymlab_syms[KSYM_COUNT] = {
-	[KSYM_TASK_PRIO] = { .name = "task_prio" },
+	[KSYM_TASK_PRIO] = { "task_prio", KSYMLAB_PRIO, true },
+	[KSYM_STACK_TRACE_SAVE_USER] = {
+		"stack_trace_save_user", KSYMLAB_USTACK, false },
+	[KSYM_GET_PFNBLOCK_FLAGS_MASK] = {
+		"get_pfnblock_flags_mask", KSYMLAB_MIGRATETYPE, true },
+#ifdef KSYMLAB_MODE_EXPORTS
+	[KSYM_BLOCK_CLASS] = { "gendisk_block_class", KSYMLAB_BLOCKDEV, false },
+	[KSYM_DISK_TYPE] = { "gendisk_device_type", KSYMLAB_BLOCKDEV, false },
+	/* The seed series passes the domain to the tracepoints instead. */
+	[KSYM_GLOBAL_WB_DOMAIN] = { NULL, KSYMLAB_WRITEBACK, false },
+#else
+	[KSYM_BLOCK_CLASS] = { "block_class", KSYMLAB_BLOCKDEV, false },
+	[KSYM_DISK_TYPE] = { "disk_type", KSYMLAB_BLOCKDEV, false },
+	[KSYM_GLOBAL_WB_DOMAIN] = { "global_wb_domain", KSYMLAB_WRITEBACK, false },
+#endif
 };
+
+/* The lookup function itself, for the two by-name modes. */
+static struct ksymlab_sym ksymlab_lookup_sym = { "kallsyms_lookup_name" };
+static u64 ksymlab_resolve_time_ns;
 
 #ifdef KSYMLAB_MODE_EXPORTS
-static unsigned long ksymlab_lookup(const char *name)
+
+static unsigned long ksymlab_lookup(enum ksymlab_sym_id id)
 {
-	if (!strcmp(name, "task_prio"))
+	switch (id) {
+	case KSYM_TASK_PRIO:
 		return (unsigned long)&task_prio;
+	case KSYM_STACK_TRACE_SAVE_USER:
+		return (unsigned long)&stack_trace_save_user;
+	case KSYM_GET_PFNBLOCK_FLAGS_MASK:
+		return (unsigned long)&get_pfnblock_flags_mask;
+	case KSYM_BLOCK_CLASS:
+		return (unsigned long)&gendisk_block_class;
+	case KSYM_DISK_TYPE:
+		return (unsigned long)&gendisk_device_type;
+	default:
+		return 0;
+	}
+}
+
+static int ksymlab_find_lookup(void)
+{
 	return 0;
 }
 
@@ -48,38 +113,173 @@ int ksymlab_task_prio(const struct task_struct *p)
 {
 	return task_prio(p);
 }
-#else
-static unsigned long ksymlab_lookup(const char *name)
+
+unsigned int ksymlab_stack_trace_save_user(unsigned long *store,
+					   unsigned int size)
 {
-	return kallsyms_lookup_name(name);
+	return stack_trace_save_user(store, size);
+}
+
+unsigned long ksymlab_pfnblock_flags(const struct page *page,
+				     unsigned long pfn, unsigned long mask)
+{
+	return get_pfnblock_flags_mask(page, pfn, mask);
+}
+
+struct class *ksymlab_block_class(void)
+{
+	return gendisk_block_class();
+}
+
+const struct device_type *ksymlab_disk_type(void)
+{
+	return gendisk_device_type();
+}
+
+struct wb_domain *ksymlab_global_wb_domain(void)
+{
+	return NULL;
+}
+
+#else /* kallsyms or kprobe: everything through pointers */
+
+typedef unsigned long (*ksymlab_lookup_fn)(const char *name);
+typedef int (*ksymlab_task_prio_fn)(const struct task_struct *p);
+typedef unsigned int (*ksymlab_save_user_fn)(unsigned long *store,
+					     unsigned int size);
+typedef unsigned long (*ksymlab_flags_fn)(const struct page *page,
+					  unsigned long pfn,
+					  unsigned long mask);
+
+#ifdef KSYMLAB_MODE_KPROBE
+/* The kprobe is only a way to ask the kernel where the function lives. */
+static int ksymlab_find_lookup(void)
+{
+	struct kprobe kp = { .symbol_name = "kallsyms_lookup_name" };
+	int ret;
+
+	ret = register_kprobe(&kp);
+	if (ret < 0) {
+		pr_err("mode %s: kprobe on kallsyms_lookup_name failed: %d\n",
+		       KSYMLAB_METHOD, ret);
+		return -ENOENT;
+	}
+	ksymlab_lookup_sym.addr = (unsigned long)kp.addr;
+	ksymlab_lookup_sym.method = "kprobe";
+	unregister_kprobe(&kp);
+	return 0;
+}
+#else
+static int ksymlab_find_lookup(void)
+{
+	ksymlab_lookup_sym.addr = (unsigned long)&kallsyms_lookup_name;
+	ksymlab_lookup_sym.method = "export";
+	return 0;
+}
+#endif
+
+static unsigned long ksymlab_lookup(enum ksymlab_sym_id id)
+{
+	ksymlab_lookup_fn lookup = (ksymlab_lookup_fn)ksymlab_lookup_sym.addr;
+
+	return lookup(ksymlab_syms[id].name);
+}
+
+static unsigned long ksymlab_addr(enum ksymlab_sym_id id)
+{
+	return ksymlab_syms[id].addr;
 }
 
 int ksymlab_task_prio(const struct task_struct *p)
 {
-	int (*fn)(const struct task_struct *p);
-
-	fn = (void *)ksymlab_syms[KSYM_TASK_PRIO].addr;
-	return fn(p);
+	return ((ksymlab_task_prio_fn)ksymlab_addr(KSYM_TASK_PRIO))(p);
 }
-#endif
+
+unsigned int ksymlab_stack_trace_save_user(unsigned long *store,
+					   unsigned int size)
+{
+	ksymlab_save_user_fn fn;
+
+	fn = (ksymlab_save_user_fn)ksymlab_addr(KSYM_STACK_TRACE_SAVE_USER);
+	return fn(store, size);
+}
+
+unsigned long ksymlab_pfnblock_flags(const struct page *page,
+				     unsigned long pfn, unsigned long mask)
+{
+	ksymlab_flags_fn fn;
+
+	fn = (ksymlab_flags_fn)ksymlab_addr(KSYM_GET_PFNBLOCK_FLAGS_MASK);
+	return fn(page, pfn, mask);
+}
+
+struct class *ksymlab_block_class(void)
+{
+	return (struct class *)ksymlab_addr(KSYM_BLOCK_CLASS);
+}
+
+const struct device_type *ksymlab_disk_type(void)
+{
+	return (const struct device_type *)ksymlab_addr(KSYM_DISK_TYPE);
+}
+
+struct wb_domain *ksymlab_global_wb_domain(void)
+{
+	return (struct wb_domain *)ksymlab_addr(KSYM_GLOBAL_WB_DOMAIN);
+}
+
+#endif /* KSYMLAB_MODE_EXPORTS */
 
 const char *ksymlab_mode(void)
 {
 	return KSYMLAB_METHOD;
 }
 
+u64 ksymlab_resolve_ns(void)
+{
+	return ksymlab_resolve_time_ns;
+}
+
+static bool ksymlab_simulated_missing(const char *name)
+{
+	return simulate_missing && name && !strcmp(simulate_missing, name);
+}
+
 int ksymlab_resolve_all(void)
 {
-	int i;
+	u64 start = ktime_get_ns();
+	int i, ret;
+
+	ret = ksymlab_find_lookup();
+	if (ret)
+		return ret;
+	if (ksymlab_simulated_missing(ksymlab_lookup_sym.name) &&
+	    ksymlab_lookup_sym.addr) {
+		pr_err("mode %s: cannot resolve %s\n", KSYMLAB_METHOD,
+		       ksymlab_lookup_sym.name);
+		return -ENOENT;
+	}
 
 	for (i = 0; i < KSYM_COUNT; i++) {
-		ksymlab_syms[i].addr = ksymlab_lookup(ksymlab_syms[i].name);
-		if (!ksymlab_syms[i].addr) {
+		struct ksymlab_sym *s = &ksymlab_syms[i];
+
+		if (!s->name)
+			continue;
+		s->method = KSYMLAB_METHOD;
+		s->addr = ksymlab_simulated_missing(s->name) ? 0 :
+			  ksymlab_lookup(i);
+		if (s->addr)
+			continue;
+		if (s->required) {
 			pr_err("mode %s: cannot resolve %s\n", KSYMLAB_METHOD,
-			       ksymlab_syms[i].name);
+			       s->name);
 			return -ENOENT;
 		}
+		pr_warn("mode %s: cannot resolve %s, sampler degraded\n",
+			KSYMLAB_METHOD, s->name);
+		ksymlab_set_unavailable(s->sampler, s->name);
 	}
+	ksymlab_resolve_time_ns = ktime_get_ns() - start;
 	return 0;
 }
 
@@ -87,12 +287,65 @@ int ksymlab_resolve_all(void)
  * Addresses are printed in full on purpose: the harness compares them with
  * vmlinux from gdb. The file is readable by root only.
  */
+static void ksymlab_show_sym(struct seq_file *m, const struct ksymlab_sym *s)
+{
+	seq_printf(m, "symbol name=%s addr=0x%lx method=%s\n", s->name,
+		   s->addr, s->addr ? s->method : "unresolved");
+}
+
 void ksymlab_show_symbols(struct seq_file *m)
 {
 	int i;
 
+	if (ksymlab_lookup_sym.method)
+		ksymlab_show_sym(m, &ksymlab_lookup_sym);
 	for (i = 0; i < KSYM_COUNT; i++)
-		seq_printf(m, "symbol name=%s addr=0x%lx method=%s\n",
-			   ksymlab_syms[i].name, ksymlab_syms[i].addr,
-			   KSYMLAB_METHOD);
+		if (ksymlab_syms[i].name)
+			ksymlab_show_sym(m, &ksymlab_syms[i]);
+#ifdef KSYMLAB_MODE_EXPORTS
+	/* The data the getters return, so gdb can check them as well. */
+	if (ksymlab_syms[KSYM_BLOCK_CLASS].addr)
+		seq_printf(m, "symbol name=block_class addr=0x%lx method=getter\n",
+			   (unsigned long)ksymlab_block_class());
+	if (ksymlab_syms[KSYM_DISK_TYPE].addr)
+		seq_printf(m, "symbol name=disk_type addr=0x%lx method=getter\n",
+			   (unsigned long)ksymlab_disk_type());
+#endif
+	seq_printf(m, "resolve mode=%s ns=%llu\n", KSYMLAB_METHOD,
+		   ksymlab_resolve_time_ns);
+}
+
+/*
+ * Cost of reaching task_prio(): a direct call (exports mode only, where the
+ * loader links it) against a call through a pointer, over `calls` calls.
+ * OPTIMIZER_HIDE_VAR() keeps the compiler from turning the pointer back
+ * into a direct call.
+ */
+int ksymlab_bench_calls(struct seq_file *m, unsigned long calls)
+{
+	int (*fn)(const struct task_struct *p);
+	unsigned long i;
+	long sum = 0;
+	u64 t0, t1;
+
+#ifdef KSYMLAB_MODE_EXPORTS
+	fn = task_prio;
+	t0 = ktime_get_ns();
+	for (i = 0; i < calls; i++)
+		sum += task_prio(current);
+	t1 = ktime_get_ns();
+	seq_printf(m, "bench kind=direct calls=%lu ns=%llu\n", calls, t1 - t0);
+#else
+	fn = (void *)ksymlab_addr(KSYM_TASK_PRIO);
+#endif
+	OPTIMIZER_HIDE_VAR(fn);
+	t0 = ktime_get_ns();
+	for (i = 0; i < calls; i++)
+		sum += fn(current);
+	t1 = ktime_get_ns();
+	seq_printf(m, "bench kind=pointer calls=%lu ns=%llu\n", calls, t1 - t0);
+	/* Printing the sum keeps every call's result live. */
+	seq_printf(m, "bench kind=resolve calls=1 ns=%llu sum=%ld\n",
+		   ksymlab_resolve_time_ns, sum);
+	return 0;
 }

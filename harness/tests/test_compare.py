@@ -1,59 +1,109 @@
-from harness import compare
+from harness import compare, guestdata
+
+BASE = [
+    "symbol name=task_prio addr=0x1000 method=export",
+    "task pid=7 policy=nice value=5",
+    "prio pid=1 policy=0 prio=20 comm=init",
+    "prio pid=7 policy=0 prio={prio} comm=sleep",
+    "mthist node=0 zone=DMA32 mt=0 count=3",
+    "mthist node=0 zone=DMA32 mt=1 count=60",
+    "mthist node=0 zone=DMA32 mt=5 count=0",
+    "ptinfo node=0 zone=DMA32 mt=0 count=3",
+    "ptinfo node=0 zone=DMA32 mt=1 count={movable}",
+    "bdev name=ram0 dev=1:0 sectors=32768 whole=1",
+    "bdev name=ram0p1 dev=1:1 sectors=8192 whole=0",
+    "sysblock name=ram0 dev=1:0 sectors=32768",
+    "sysblock name=ram0p1 dev=1:1 sectors={p1}",
+    "writeback gds_hits=2 bdp_hits={bdp} background_thresh=256 dirty_thresh=512",
+    "dirtylimit source=tracepoint-arg gds=500 bdp=510",
+    "frame pid=70 idx=0 ip=0x401000",
+    "frame pid=70 idx=1 ip=0x401a2b",
+    "frame pid=70 idx=2 ip={f2}",
+    "ustack-expect pid=70 depth=1 ret=0x401a2b",
+    "ustack-expect pid=70 depth=2 ret=0x401b3c",
+]
 
 
-def data(addr=0x1000, prio=25, tasks=None, errors=()):
-    return {
-        "symbols": [{"name": "task_prio", "addr": addr, "method": "export"}],
-        "tasks": tasks if tasks is not None else [{"pid": 7, "policy": "nice", "value": 5}],
-        "prio": [{"pid": 1, "prio": 20, "comm": "init", "policy": 0},
-                 {"pid": 7, "prio": prio, "comm": "sleep", "policy": 0}],
-        "errors": list(errors),
-    }
+def data(prio=25, movable=60, p1=8192, bdp=9, f2="0x401b3c", extra=()):
+    lines = [l.format(prio=prio, movable=movable, p1=p1, bdp=bdp, f2=f2) for l in BASE]
+    text = "\n".join(["KSYMLAB-DATA-BEGIN variant=t", *lines, *extra, "KSYMLAB-DATA-END"])
+    return guestdata.parse(text)
 
 
-TRUTH = {"symbols": {"task_prio": 0x1000},
+TRUTH = {"symbols": {"task_prio": 0x1000}, "dirty_limit": 510,
          "tasks": {"1": {"prio": 20, "comm": "init"}, "7": {"prio": 25, "comm": "sleep"},
                    "9": {"prio": 20, "comm": "kworker"}}}
 
 
+def failing(r):
+    return [(x.get("kind", "symbol"), x.get("key", x.get("name")))
+            for x in r["symbols"] + r["values"] if x["agree"] is False]
+
+
 def test_all_agree():
     r = compare.compare_variant(data(), TRUTH)
-    assert r["verdict"] == "pass"
+    assert failing(r) == [] and r["verdict"] == "pass"
     assert r["symbols"] == [{"name": "task_prio", "method": "export", "module_addr": "0x1000",
                              "gdb_addr": "0x1000", "agree": True}]
-    assert r["counts"] == {"symbols": 1, "symbols_agree": 1, "values": 2, "values_agree": 2}
-    assert [v["scenario"] for v in r["values"] if "scenario" in v] == [25]
-    # a task only gdb saw is a note, not a disagreement
-    assert any("9" in n for n in r["notes"])
+    kinds = [v["kind"] for v in r["values"]]
+    # the empty migratetype 5 that pagetypeinfo does not list is skipped
+    assert kinds == ["prio"] * 2 + ["migratetype"] * 2 + ["blockdev"] * 2 + ["ustack"] * 2 + \
+        ["writeback"] * 3
+    assert any("9" in n for n in r["notes"])     # gdb-only task: a note, not a failure
 
 
 def test_address_mismatch_fails():
-    r = compare.compare_variant(data(addr=0x1008), TRUTH)
-    assert r["verdict"] == "fail"
-    assert r["symbols"][0]["agree"] is False
-
-
-def test_scenario_oracle_catches_value_both_sides_share():
-    truth = {"symbols": TRUTH["symbols"],
-             "tasks": {"1": {"prio": 20}, "7": {"prio": 26}}}
-    r = compare.compare_variant(data(prio=26), truth)
-    # module and gdb agree on 26, but nice 5 must be 25
-    assert r["verdict"] == "fail"
-    bad = [v for v in r["values"] if not v["agree"]]
-    assert bad == [{"kind": "prio", "key": "pid 7", "comm": "sleep", "module": 26, "gdb": 26,
-                    "scenario": 25, "agree": False}]
-
-
-def test_missing_scenario_task_and_guest_error_fail():
-    d = data(tasks=[{"pid": 7, "policy": "nice", "value": 5},
-                    {"pid": 8, "policy": "nice", "value": 0}])
-    r = compare.compare_variant(d, TRUTH)
-    assert r["verdict"] == "fail"
-    assert any(v["key"] == "pid 8" and v["module"] is None for v in r["values"])
-    r = compare.compare_variant(data(errors=["insmod exited 1"]), TRUTH)
-    assert r["verdict"] == "fail"
+    truth = dict(TRUTH, symbols={"task_prio": 0x1008})
+    assert failing(compare.compare_variant(data(), truth)) == [("symbol", "task_prio")]
 
 
 def test_gdb_missing_symbol_fails():
     truth = dict(TRUTH, symbols={"task_prio": None})
     assert compare.compare_variant(data(), truth)["verdict"] == "fail"
+
+
+def test_scenario_oracle_catches_value_both_sides_share():
+    truth = dict(TRUTH, tasks={"1": {"prio": 20}, "7": {"prio": 26}})
+    r = compare.compare_variant(data(prio=26), truth)
+    # module and gdb agree on 26, but nice 5 must be 25
+    assert failing(r) == [("prio", "pid 7")]
+
+
+def test_missing_scenario_task_and_guest_error_fail():
+    r = compare.compare_variant(data(extra=["task pid=8 policy=nice value=0"]), TRUTH)
+    assert ("prio", "pid 8") in failing(r)
+    r = compare.compare_variant(data(extra=["error insmod exited 1"]), TRUTH)
+    assert r["verdict"] == "fail"
+
+
+def test_migratetype_against_pagetypeinfo():
+    assert failing(compare.compare_variant(data(movable=61), TRUTH)) == [
+        ("migratetype", "zone DMA32 mt 1")]
+
+
+def test_blockdev_against_sysfs():
+    assert failing(compare.compare_variant(data(p1=8000), TRUTH)) == [("blockdev", "ram0p1")]
+    r = compare.compare_variant(data(extra=["sysblock name=ram1 dev=1:16 sectors=32768"]),
+                                TRUTH)
+    assert failing(r) == [("blockdev", "ram1")]      # the module missed a device
+
+
+def test_ustack_frames_must_contain_program_addresses_in_order():
+    r = compare.compare_variant(data(f2="0x401ccc"), TRUTH)
+    assert failing(r) == [("ustack", "return address 2")]
+    swapped = ["ustack-expect pid=70 depth=3 ret=0x401000"]  # found, but before depth 1
+    r = compare.compare_variant(data(extra=swapped), TRUTH)
+    assert {k for _, k in failing(r)} == {"return address 1", "return address 2",
+                                          "return address 3"}
+
+
+def test_writeback_hits_and_dirty_limit():
+    assert failing(compare.compare_variant(data(bdp=0), TRUTH)) == [("writeback", "bdp_hits")]
+    r = compare.compare_variant(data(), dict(TRUTH, dirty_limit=600))
+    assert failing(r) == [("writeback", "dirty_limit (tracepoint-arg)")]
+
+
+def test_unresolved_symbol_is_unchecked_not_failed():
+    extra = ["symbol name=block_class addr=0x0 method=unresolved"]
+    r = compare.compare_variant(data(extra=extra), TRUTH)
+    assert r["verdict"] == "pass" and r["counts"]["unchecked"] == 1

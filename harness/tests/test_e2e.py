@@ -1,7 +1,7 @@
 """End to end: the real A/B pipeline, and the faults it must report cleanly.
 
-These build both kernels on first use (about 9 minutes on 2 cores) and then
-reuse the cache; each run boots QEMU guests under TCG.
+These build the kernels on first use (about 6 minutes each on 2 cores) and
+then reuse the cache; each run boots QEMU guests under TCG.
 """
 
 import json
@@ -55,23 +55,59 @@ def test_ab_run_passes(ab_run):
     assert p.returncode == 0, p.stderr[-3000:]
     rep = json.loads((runs / "latest" / "report.json").read_text())
     assert rep["verdict"] == "pass"
-    assert list(rep["variants"]) == ["exports", "kallsyms"]
+    assert list(rep["variants"]) == ["exports", "kallsyms", "stock"]
     assert qemu_processes(runs) == []
 
 
-@pytest.mark.parametrize("variant,method", [("exports", "export"), ("kallsyms", "kallsyms")])
-def test_task_prio_address_matches_nm(ab_run, variant, method):
+METHODS = {"exports": "export", "kallsyms": "kallsyms", "stock": "kprobe"}
+VARIANTS = list(METHODS)
+
+
+def variant_report(runs, variant):
+    return json.loads((runs / "latest" / "report.json").read_text())["variants"][variant]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_every_symbol_address_matches_nm(ab_run, variant):
     _, runs = ab_run
-    v = json.loads((runs / "latest" / "report.json").read_text())["variants"][variant]
-    (sym,) = [s for s in v["symbols"] if s["name"] == "task_prio"]
-    assert sym["method"] == method
-    expected = nm_address(tree_src(v["tree_key"]) / "vmlinux", "task_prio")
-    assert int(sym["module_addr"], 16) == expected
-    assert int(sym["gdb_addr"], 16) == expected
-    assert sym["agree"] is True
+    v = variant_report(runs, variant)
+    names = {s["name"]: s for s in v["symbols"]}
+    assert names["task_prio"]["method"] == METHODS[variant]
+    if variant != "exports":
+        assert names["kallsyms_lookup_name"]["method"] == \
+            {"kallsyms": "export", "stock": "kprobe"}[variant]
+        assert {"block_class", "disk_type", "global_wb_domain"} <= set(names)
+    else:
+        assert names["block_class"]["method"] == "getter"
+    vmlinux = tree_src(v["tree_key"]) / "vmlinux"
+    for s in v["symbols"]:
+        expected = nm_address(vmlinux, s["name"])
+        assert int(s["module_addr"], 16) == expected, s
+        assert int(s["gdb_addr"], 16) == expected, s
+        assert s["agree"] is True
+    assert all(sm["available"] for sm in v["samplers"].values()), v["samplers"]
 
 
-@pytest.mark.parametrize("variant", ["exports", "kallsyms"])
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_every_sampler_checked(ab_run, variant):
+    _, runs = ab_run
+    v = variant_report(runs, variant)
+    by_kind = {}
+    for x in v["values"]:
+        by_kind.setdefault(x["kind"], []).append(x)
+    assert set(by_kind) == {"prio", "migratetype", "blockdev", "ustack", "writeback"}
+    assert all(x["agree"] for x in v["values"]), [x for x in v["values"] if not x["agree"]]
+    # ram0 with two partitions and ram1, as the guest set them up, in sysfs and the module
+    assert {x["key"] for x in by_kind["blockdev"]} >= {"ram0", "ram0p1", "ram0p2", "ram1"}
+    assert len(by_kind["ustack"]) == 3
+    # most of a 512 MiB guest's pageblocks are movable
+    movable = sum(x["module"] for x in by_kind["migratetype"] if x["key"].endswith("mt 1"))
+    assert movable > 50
+    hits = {x["key"]: x["module"] for x in by_kind["writeback"]}
+    assert hits["gds_hits"] > 0 and hits["bdp_hits"] > 0
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
 def test_scenario_priorities(ab_run, variant):
     _, runs = ab_run
     v = json.loads((runs / "latest" / "report.json").read_text())["variants"][variant]
@@ -79,6 +115,7 @@ def test_scenario_priorities(ab_run, variant):
              (paths.SCENARIOS / "default.scenario").read_text().splitlines()
              if l.startswith("nice ")]
     scenario = [x for x in v["values"] if "scenario" in x]
+    v["values"] = [x for x in v["values"] if x["kind"] == "prio"]
     # one value per scenario task, each equal to 20 + nice for module and gdb alike
     assert sorted(x["module"] for x in scenario) == sorted(20 + n for n in nices)
     assert all(x["module"] == x["gdb"] == x["scenario"] for x in scenario)
@@ -91,12 +128,12 @@ def test_scenario_priorities(ab_run, variant):
 def test_logs_and_reports_kept(ab_run):
     _, runs = ab_run
     latest = runs / "latest"
-    for variant in ("exports", "kallsyms"):
+    for variant in VARIANTS:
         console = (latest / variant / "console.log").read_text()
         assert "KSYMLAB-READY" in console and "KSYMLAB-DONE" in console
         assert "ksymlab-gdb:" in (latest / variant / "gdb.log").read_text()
     md = (latest / "report.md").read_text()
-    assert "## Summary" in md and "| exports | exports | 1 | 1 |" in md
+    assert "## Summary" in md and "### Samplers" in md and "### blockdev" in md
 
 
 def test_ktap_parses_with_kunit(ab_run):
@@ -155,3 +192,54 @@ def test_broken_patch_is_reported(tmp_path):
     assert (run / "exports" / "patch-patch.log").exists()
     # the half-prepared tree is 1.3 GB: do not leave it to pytest's tmp rotation
     shutil.rmtree(tmp_path / "cache")
+
+
+def test_required_symbol_missing_refuses_load(tmp_path, ab_run):
+    p = harness("run", "--variants", "stock", "--runs-dir", str(tmp_path),
+                "--insmod-args", "simulate_missing=task_prio")
+    assert p.returncode == 35, p.stderr[-2000:]
+    console = (tmp_path / "latest" / "stock" / "console.log").read_text()
+    assert "ksymlab_probe: mode kprobe: cannot resolve task_prio" in console
+    assert "No such file or directory" in console      # insmod saw -ENOENT
+
+
+def test_optional_symbol_missing_degrades(tmp_path, ab_run):
+    p = harness("run", "--variants", "kallsyms", "--runs-dir", str(tmp_path),
+                "--insmod-args", "simulate_missing=block_class")
+    assert p.returncode == 1, p.stderr[-2000:]
+    v = variant_report(tmp_path, "kallsyms")
+    assert v["samplers"]["blockdev"] == {"available": False, "missing": "block_class"}
+    assert all(sm["available"] for n, sm in v["samplers"].items() if n != "blockdev")
+    bad = [x for x in v["values"] if not x["agree"]]
+    # only the degraded sampler disagrees: sysfs lists devices the module could not
+    assert bad and all(x["kind"] == "blockdev" and x["module"] is None for x in bad)
+    assert "sampler blockdev reported itself unavailable" in v["notes"]
+
+
+def test_gpl_only_exports_refuse_other_licences(tmp_path, ab_run):
+    _, runs = ab_run
+    src = tree_src(variant_report(runs, "exports")["tree_key"])
+    for f in (paths.PROBE_MODULE).iterdir():
+        if f.suffix in (".c", ".h") or f.name == "Kbuild":
+            shutil.copy(f, tmp_path / f.name)
+    p = subprocess.run(["make", "-C", str(src), f"M={tmp_path}", "KSYMLAB_MODE=exports",
+                        "KSYMLAB_LICENSE=Proprietary", "modules"],
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode != 0
+    for sym in ("task_prio", "stack_trace_save_user", "get_pfnblock_flags_mask",
+                "gendisk_block_class", "gendisk_device_type"):
+        assert f"GPL-incompatible module ksymlab_probe.ko uses GPL-only symbol '{sym}'" \
+            in p.stderr, p.stderr[-2000:]
+
+
+def test_stress_on_debug_kernel(tmp_path):
+    p = harness("run", "--variants", "debug", "--runs-dir", str(tmp_path), "--stress", "100",
+                "--boot-timeout", "1800")
+    v = variant_report(tmp_path, "debug")
+    assert p.returncode == 0, (p.stderr[-2000:], [x for x in v["values"] if not x["agree"]])
+    stress = {x["key"]: x for x in v["values"] if x["kind"] == "stress"}
+    assert stress["cycles"]["module"] == 100
+    assert stress["failed insmod/rmmod"]["module"] == 0
+    assert stress["dmesg warnings"]["module"] == 0
+    leak = stress["kmemleak objects with ksymlab frames"]
+    assert leak["module"] == 0 and leak["agree"] is True   # kmemleak was available

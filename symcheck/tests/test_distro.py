@@ -275,3 +275,36 @@ def test_diff_distro_against_itself_and_edited(distro, tmp_path):
         want.add(("removed", "printk_timed_ratelimit"))
     want |= {(k, s) for k, s in changed.items()}
     assert got == want
+
+
+def test_namespace_and_licence_tampering(distro, tmp_path):
+    """A real module that imports a namespace: drop the import, then make its licence proprietary."""
+    target = None
+    for ko in distro.modules:
+        doc = json.loads(symcheck("--json", "module", ko).stdout)
+        if doc["modinfo"]["import_ns"]:
+            target, ns = ko, doc["modinfo"]["import_ns"][0]
+            break
+    assert target, "no distro module imports a namespace"
+    rc, doc, findings = check_findings(distro, [target], distro.build)
+    assert rc == 0 and findings == set()
+    users = {s["name"] for s in doc["modules"][0]["symbols"] if s["namespace"] == ns}
+    assert users
+    raw = open(target, "rb").read()
+    key = ("import_ns=" + ns).encode()
+    assert raw.count(key) >= 1
+    p = tmp_path / os.path.basename(target)
+    p.write_bytes(raw.replace(key, b"x" + key[1:]))
+    rc, _, findings = check_findings(distro, [str(p)], distro.build)
+    assert rc == 1
+    assert findings == {(p.name, "namespace-not-imported", s) for s in users}
+    # a non-GPL-compatible licence ("BSD"): every GPL-only import becomes a finding
+    lic = json.loads(symcheck("--json", "module", target).stdout)["modinfo"]["license"]
+    old = ("license=" + lic).encode() + b"\0"
+    new = b"license=BSD" + b"\0" * (len(old) - len("license=BSD"))
+    assert len(new) == len(old) and raw.count(old) == 1
+    p.write_bytes(raw.replace(old, new))
+    rc, doc, findings = check_findings(distro, [str(p)], distro.build)
+    gpl = {s["name"] for s in doc["modules"][0]["symbols"] if s["class"] == "EXPORT_SYMBOL_GPL"}
+    assert rc == 1 and gpl
+    assert {f for f in findings if f[1] == "gpl-only"} == {(p.name, "gpl-only", s) for s in gpl}
