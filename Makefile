@@ -4,7 +4,7 @@ PYTEST := $(PYTHON) -m pytest
 # Extra arguments for the harness, e.g. make run RUN_ARGS="--variants exports --kvm"
 RUN_ARGS ?=
 
-.PHONY: all deps run build check unit clean-runs
+.PHONY: all deps run build check unit bench clean-runs
 
 all: run
 
@@ -26,6 +26,10 @@ check: deps
 ## Unit tests only (no kernel build, no guest).
 unit: deps
 	$(PYTEST) -ra -m "not e2e" harness/tests
+
+## Benchmark (not a test): resolution, load and call cost per mode, under QEMU -icount.
+bench: deps
+	$(PYTHON) -m harness.bench
 
 clean-runs:
 	rm -rf runs

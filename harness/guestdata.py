@@ -31,7 +31,7 @@ KINDS = {
     "frame": {"pid", "idx", "ip"},
     "ustack-expect": {"pid", "depth", "ret"},
     "unavailable": set(),
-    "bench": {"calls", "ns", "sum"},
+    "bench": {"calls", "ns", "sum", "round"},
     "stress": {"cycles", "failed"},
     "kmemleak": {"available", "leaks", "ksymlab_frames"},
     "dmesg": {"warnings"},

@@ -13,46 +13,38 @@ BUSYBOX = Path("/bin/busybox")
 APPLETS = ("sh", "mount", "insmod", "rmmod", "cat", "echo", "sleep", "renice", "stty",
            "reboot", "uname", "ls", "ps", "dmesg", "grep", "sed", "mkdir", "awk", "fdisk",
            "mke2fs", "dd", "sync", "kill")
-USTACK_SRC = paths.GUEST / "ustack.c"
+# Static guest programs, built on the host: source file -> path in the guest.
+GUEST_PROGRAMS = {"ustack.c": "/bin/ksymlab-ustack", "bench.c": "/bin/ksymlab-bench"}
 # Frame pointers everywhere, or the kernel's user stack walk stops early.
-USTACK_CFLAGS = ("-static", "-O1", "-fno-omit-frame-pointer", "-fno-optimize-sibling-calls",
-                 "-Wall", "-Wextra", "-Werror")
+GUEST_CFLAGS = ("-static", "-O1", "-fno-omit-frame-pointer", "-fno-optimize-sibling-calls",
+                "-Wall", "-Wextra", "-Werror")
 
 
-def build_ustack():
-    """The static guest program that reads /proc/ksymlab/ustack, cached by source and flags."""
-    key = hashlib.sha256(USTACK_SRC.read_bytes() + " ".join(USTACK_CFLAGS).encode()) \
-        .hexdigest()[:16]
-    out = paths.cache_root() / "guest" / key / "ksymlab-ustack"
+def build_guest_program(source):
+    """Compile one guest program, cached by its source and the flags."""
+    src = paths.GUEST / source
+    key = hashlib.sha256(src.read_bytes() + " ".join(GUEST_CFLAGS).encode()).hexdigest()[:16]
+    out = paths.cache_root() / "guest" / key / src.stem
     if out.exists():
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(".tmp")
-    p = subprocess.run(["gcc", *USTACK_CFLAGS, "-o", str(tmp), str(USTACK_SRC)],
+    p = subprocess.run(["gcc", *GUEST_CFLAGS, "-o", str(tmp), str(src)],
                        capture_output=True, text=True)
     if p.returncode != 0:
-        raise HarnessError("initramfs", f"gcc {USTACK_SRC.name}: {p.stderr.strip()[:300]}")
+        raise HarnessError("initramfs", f"gcc {source}: {p.stderr.strip()[:300]}")
     tmp.replace(out)
     return out
 
 
-def busybox_applets(busybox=BUSYBOX):
-    try:
-        out = subprocess.run([str(busybox), "--list"], capture_output=True, text=True,
-                             check=True, timeout=30).stdout
-    except (OSError, subprocess.SubprocessError) as e:
-        raise HarnessError("initramfs", f"{busybox}: cannot list applets ({e}); "
-                           "install busybox-static") from e
-    return set(out.split())
-
-
-def cpio_spec(module_ko, scenario, params, ustack, init=None, busybox=BUSYBOX):
+def cpio_spec(module_ko, scenario, params, programs, init=None, busybox=BUSYBOX):
+    """`programs` maps guest paths to host files of the static guest programs."""
     """The gen_init_cpio file list, one entry per line."""
     init = init or paths.GUEST / "init"
     missing = set(APPLETS) - busybox_applets(busybox)
     if missing:
         raise HarnessError("initramfs", f"{busybox} lacks applets: {' '.join(sorted(missing))}")
-    for f in (module_ko, scenario, params, ustack, init):
+    for f in (module_ko, scenario, params, init, *programs.values()):
         if not Path(f).is_file():
             raise HarnessError("initramfs", f"{f}: not found")
     lines = [f"dir /{d} 0755 0 0" for d in ("bin", "dev", "etc", "etc/ksymlab", "lib",
@@ -61,7 +53,7 @@ def cpio_spec(module_ko, scenario, params, ustack, init=None, busybox=BUSYBOX):
     lines.append("nod /dev/console 0600 0 0 c 5 1")
     lines.append(f"file /bin/busybox {busybox} 0755 0 0")
     lines += [f"slink /bin/{a} busybox 0777 0 0" for a in APPLETS]
-    lines.append(f"file /bin/ksymlab-ustack {ustack} 0755 0 0")
+    lines += [f"file {guest} {host} 0755 0 0" for guest, host in sorted(programs.items())]
     lines.append(f"file /init {init} 0755 0 0")
     lines.append(f"file /etc/ksymlab/scenario {scenario} 0644 0 0")
     lines.append(f"file /etc/ksymlab/params {params} 0644 0 0")
@@ -69,14 +61,16 @@ def cpio_spec(module_ko, scenario, params, ustack, init=None, busybox=BUSYBOX):
     return "\n".join(lines) + "\n"
 
 
-def build(tree, module_ko, scenario, workdir, mode, insmod_args="", stress=0):
+def build(tree, module_ko, scenario, workdir, mode, insmod_args="", stress=0, bench=0):
     """Write <workdir>/initramfs.cpio and return its path."""
     workdir.mkdir(parents=True, exist_ok=True)
     params = workdir / "guest-params"
     params.write_text(f"KSYMLAB_VARIANT={tree.variant}\nKSYMLAB_MODE={mode}\n"
-                      f"KSYMLAB_INSMOD_ARGS='{insmod_args}'\nKSYMLAB_STRESS={int(stress)}\n")
+                      f"KSYMLAB_INSMOD_ARGS='{insmod_args}'\nKSYMLAB_STRESS={int(stress)}\n"
+                      f"KSYMLAB_BENCH={int(bench)}\n")
     spec = workdir / "initramfs.list"
-    spec.write_text(cpio_spec(module_ko, scenario, params, build_ustack()))
+    programs = {guest: build_guest_program(src) for src, guest in GUEST_PROGRAMS.items()}
+    spec.write_text(cpio_spec(module_ko, scenario, params, programs))
     out = workdir / "initramfs.cpio"
     if not tree.gen_init_cpio.exists():
         raise HarnessError("initramfs", f"{tree.gen_init_cpio} missing from the built tree")

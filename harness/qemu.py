@@ -39,7 +39,7 @@ class QemuSession:
     """One guest. Use as a context manager so QEMU never outlives the harness."""
 
     def __init__(self, tree, initrd, workdir, kvm=False, append="", memory="512M",
-                 boot_timeout=600, hang_timeout=180):
+                 boot_timeout=600, hang_timeout=180, icount=False):
         self.tree = tree
         self.initrd = initrd
         self.workdir = Path(workdir)
@@ -53,6 +53,8 @@ class QemuSession:
         self.console_log = self.workdir / "console.log"
         self.data_log = self.workdir / "data.log"
         self.accel = None
+        # -icount: the guest clock counts instructions, so in-guest timings repeat.
+        self.icount = icount
 
     @property
     def gdb_socket(self):
@@ -71,7 +73,7 @@ class QemuSession:
             "-serial", f"file:{self.data_log}",
             "-chardev", f"socket,id=gdb0,path={self.gdb_socket},server=on,wait=off",
             "-gdb", "chardev:gdb0",
-        ]
+        ] + (["-icount", "shift=0,sleep=off"] if self.icount else [])
 
     def __enter__(self):
         self.start()
@@ -84,7 +86,7 @@ class QemuSession:
         if shutil.which("qemu-system-x86_64") is None:
             raise HarnessError("deps", "qemu-system-x86_64 not found; install qemu-system-x86")
         self.accel = "tcg"
-        if self.want_kvm:
+        if self.want_kvm and not self.icount:
             if kvm_usable():
                 self.accel = "kvm"
             else:

@@ -47,10 +47,10 @@ def run_variant(variant, tree, entry, vdir, opts):
     ko = module.build(tree, variant.module_mode)
     shutil.copy2(ko.parent / "build.log", vdir / "module-build.log")
     initrd = initramfs.build(tree, ko, opts["scenario"], vdir, variant.module_mode,
-                             opts["insmod_args"], opts["stress"])
+                             opts["insmod_args"], opts["stress"], opts["bench"])
     with QemuSession(tree, initrd, vdir, kvm=opts["kvm"], append=opts["append"],
                      boot_timeout=opts["boot_timeout"],
-                     hang_timeout=opts["hang_timeout"]) as vm:
+                     hang_timeout=opts["hang_timeout"], icount=opts["bench"] > 0) as vm:
         t0 = time.monotonic()
         text = vm.wait_ready()
         entry["boot_seconds"] = round(time.monotonic() - t0, 1)
@@ -61,13 +61,14 @@ def run_variant(variant, tree, entry, vdir, opts):
         truth = gdb.read_ground_truth(tree, vm.gdb_socket, claims, vdir)
         vm.resume_and_finish()
     entry.update(compare.compare_variant(data, truth, opts["stress"]))
+    entry["bench"] = data["bench"]
     c = entry["counts"]
     say("verify", f"{variant.name}: {c['symbols_agree']}/{c['symbols']} symbols and "
                   f"{c['values_agree']}/{c['values']} values agree: {entry['verdict']}")
 
 
 def run(names, scenario=None, kvm=False, append="", runs_root=None,
-        boot_timeout=600, hang_timeout=180, insmod_args="", stress=0):
+        boot_timeout=600, hang_timeout=180, insmod_args="", stress=0, bench=0):
     """Run the comparison; return (exit status, run directory)."""
     selected = variants.select(names)
     scenario = Path(scenario or paths.SCENARIOS / "default.scenario")
@@ -77,7 +78,7 @@ def run(names, scenario=None, kvm=False, append="", runs_root=None,
     say("run", f"{run_id}: variants {', '.join(v.name for v in selected)}; logs in {rundir}")
     opts = {"scenario": scenario, "kvm": kvm, "append": append,
             "boot_timeout": boot_timeout, "hang_timeout": hang_timeout,
-            "insmod_args": insmod_args, "stress": stress}
+            "insmod_args": insmod_args, "stress": stress, "bench": bench}
     rep = {"run_id": run_id, "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
            "tarball": str(paths.KERNEL_TARBALL), "scenario": str(scenario),
            "insmod_args": insmod_args, "stress_cycles": stress,
