@@ -19,13 +19,16 @@ run: deps
 build: deps
 	$(PYTHON) -m harness build
 
-## Every test, including the end-to-end A/B run.
+## Every test: symcheck's C unit tests under ASan/UBSan, then pytest (symcheck
+## against a Debian kernel, the harness, and the end-to-end A/B run).
 check: deps
-	$(PYTEST) -ra harness/tests
+	$(MAKE) -C symcheck all test
+	$(PYTEST) -ra symcheck/tests harness/tests
 
 ## Unit tests only (no kernel build, no guest).
 unit: deps
-	$(PYTEST) -ra -m "not e2e" harness/tests
+	$(MAKE) -C symcheck all test
+	$(PYTEST) -ra -m "not e2e" symcheck/tests harness/tests
 
 ## Benchmark (not a test): resolution, load and call cost per mode, under QEMU -icount.
 bench: deps

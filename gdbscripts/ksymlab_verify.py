@@ -56,6 +56,7 @@ def main():
         "symbols": {name: symbol_address(name) for name in claims["symbols"]},
         "tasks": read_tasks(),
         "dirty_limit": int(gdb.parse_and_eval("global_wb_domain.dirty_limit")),
+        "global_wb_domain": symbol_address("global_wb_domain"),
     }
     with open(os.environ["KSYMLAB_GDB_OUT"], "w") as f:
         json.dump(result, f, indent=1, sort_keys=True)

@@ -131,6 +131,44 @@ def compare_writeback(data, truth):
     return values
 
 
+def compare_bpf(data, truth, variant):
+    """Which balance_dirty_pages arguments a raw-tracepoint program can read."""
+    if variant is None:
+        return []
+    values = []
+    for b in data["bpf"]:
+        readable = b["result"] == "ok"
+        expected = b["arg"] <= variant.bpf_max_arg
+        detail = b["result"] if readable else f"{b['result']} errno {b.get('errno')}"
+        values.append({"kind": "bpf", "key": f"raw_tp reads argument {b['arg']}",
+                       "module": detail, "expected": "ok" if expected else "rejected",
+                       "verifier": b.get("verifier"), "agree": readable == expected})
+        if readable:
+            values.append({"kind": "bpf", "key": f"argument {b['arg']} program ran",
+                           "module": b["hits"], "expected": "> 0", "agree": b["hits"] > 0})
+            if variant.domain_arg:
+                dom = truth.get("global_wb_domain")
+                values.append({"kind": "bpf", "key": "argument 1 is &global_wb_domain",
+                               "module": _hex(b["arg1"]), "gdb": _hex(dom),
+                               "agree": dom is not None and b["arg1"] == dom})
+    return values
+
+
+def compare_symcheck(findings, mode):
+    """symcheck on the module: nothing missing against its own tree; kallsyms-style
+    resolution flagged exactly in the modes that use it."""
+    audit_expected = mode != "exports"
+    return [
+        {"kind": "symcheck", "key": "check findings", "module": len(findings["check"]),
+         "expected": 0, "detail": "; ".join(f["message"] for f in findings["check"])[:300],
+         "agree": not findings["check"]},
+        {"kind": "symcheck", "key": "audit flags kallsyms-style resolution",
+         "module": ", ".join(f["what"] for f in findings["audit"]) or "none",
+         "expected": "flagged" if audit_expected else "none",
+         "agree": bool(findings["audit"]) == audit_expected},
+    ]
+
+
 def compare_stress(data, expected_cycles):
     """The insmod/rmmod stress run: every cycle worked, no leak, no warning."""
     if not expected_cycles:
@@ -152,7 +190,7 @@ def compare_stress(data, expected_cycles):
     return values
 
 
-def compare_variant(data, truth, stress_cycles=0):
+def compare_variant(data, truth, stress_cycles=0, variant=None):
     """Build the report entry of one variant: symbols[], values[], samplers, notes, counts."""
     notes = []
     symbols = compare_symbols(data, truth)
@@ -161,6 +199,7 @@ def compare_variant(data, truth, stress_cycles=0):
     values += compare_blockdev(data)
     values += compare_ustack(data)
     values += compare_writeback(data, truth)
+    values += compare_bpf(data, truth, variant)
     values += compare_stress(data, stress_cycles)
     samplers = {s["name"]: {"available": bool(s["available"]), "missing": s["missing"]}
                 for s in data["sampler"]}

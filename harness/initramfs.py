@@ -14,7 +14,8 @@ APPLETS = ("sh", "mount", "insmod", "rmmod", "cat", "echo", "sleep", "renice", "
            "reboot", "uname", "ls", "ps", "dmesg", "grep", "sed", "mkdir", "awk", "fdisk",
            "mke2fs", "dd", "sync", "kill")
 # Static guest programs, built on the host: source file -> path in the guest.
-GUEST_PROGRAMS = {"ustack.c": "/bin/ksymlab-ustack", "bench.c": "/bin/ksymlab-bench"}
+GUEST_PROGRAMS = {"ustack.c": "/bin/ksymlab-ustack", "bench.c": "/bin/ksymlab-bench",
+                  "bpf13.c": "/bin/ksymlab-bpf13"}
 # Frame pointers everywhere, or the kernel's user stack walk stops early.
 GUEST_CFLAGS = ("-static", "-O1", "-fno-omit-frame-pointer", "-fno-optimize-sibling-calls",
                 "-Wall", "-Wextra", "-Werror")

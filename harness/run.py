@@ -5,7 +5,8 @@ import shutil
 import time
 from pathlib import Path
 
-from . import compare, gdb, guestdata, initramfs, kernel, module, paths, report, variants
+from . import compare, gdb, guestdata, initramfs, kernel, module, paths, report, symcheck, \
+    variants
 from .errors import HarnessError
 from .progress import say
 from .qemu import QemuSession
@@ -45,6 +46,7 @@ def _error_entry(err, vdir):
 
 def run_variant(variant, tree, entry, vdir, opts):
     ko = module.build(tree, variant.module_mode)
+    entry["symcheck"] = symcheck.findings(ko, tree)
     shutil.copy2(ko.parent / "build.log", vdir / "module-build.log")
     initrd = initramfs.build(tree, ko, opts["scenario"], vdir, variant.module_mode,
                              opts["insmod_args"], opts["stress"], opts["bench"])
@@ -60,7 +62,8 @@ def run_variant(variant, tree, entry, vdir, opts):
         claims = {"symbols": [s["name"] for s in data["symbol"] if s["method"] != "unresolved"]}
         truth = gdb.read_ground_truth(tree, vm.gdb_socket, claims, vdir)
         vm.resume_and_finish()
-    entry.update(compare.compare_variant(data, truth, opts["stress"]))
+    entry.update(compare.compare_variant(data, truth, opts["stress"], variant))
+    entry["values"] += compare.compare_symcheck(entry["symcheck"], variant.module_mode)
     entry["bench"] = data["bench"]
     c = entry["counts"]
     say("verify", f"{variant.name}: {c['symbols_agree']}/{c['symbols']} symbols and "

@@ -13,6 +13,11 @@ class Variant:
     description: str
     series_name: str = ""                 # patches/<series_name>/, default: the name
     fragments: tuple = ("base.config",)   # harness/kconfig/ files merged onto tinyconfig
+    # What the series should give a raw-tracepoint BPF program on
+    # balance_dirty_pages: the highest argument it can read, and whether
+    # argument 1 is the writeback domain (seed patch 3).
+    bpf_max_arg: int = 12
+    domain_arg: bool = False
 
     @property
     def series_dir(self):
@@ -37,8 +42,14 @@ class Variant:
 
 
 VARIANTS = {
+    # The literal port of seed patch 2 leaves the verifier's 12-argument ctx
+    # bound in place (shared/reference.md), so argument 13 stays unreadable.
     "exports": Variant("exports", "exports",
-                       "6.1 + the seed series: the tracer links to explicit GPL exports"),
+                       "6.1 + the seed series: the tracer links to explicit GPL exports",
+                       domain_arg=True),
+    "bpf13": Variant("bpf13", "exports",
+                     "exports + a follow-up that lets raw tracepoint programs read argument 13",
+                     bpf_max_arg=13, domain_arg=True),
     "kallsyms": Variant("kallsyms", "kallsyms",
                         "6.1 + revert of 0bd476e6: pre-5.7 stand-in, tracer resolves by name"),
     "stock": Variant("stock", "kprobe",
@@ -51,7 +62,7 @@ VARIANTS = {
                      series_name="exports", fragments=("base.config", "debug.config")),
 }
 
-DEFAULT = ("exports", "kallsyms", "stock")
+DEFAULT = ("exports", "kallsyms", "stock", "bpf13")
 
 
 def select(names):

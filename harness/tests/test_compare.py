@@ -107,3 +107,12 @@ def test_unresolved_symbol_is_unchecked_not_failed():
     extra = ["symbol name=block_class addr=0x0 method=unresolved"]
     r = compare.compare_variant(data(extra=extra), TRUTH)
     assert r["verdict"] == "pass" and r["counts"]["unchecked"] == 1
+
+
+def test_symcheck_values():
+    clean = {"check": [], "audit": [{"what": "kallsyms_lookup_name"}]}
+    assert all(v["agree"] for v in compare.compare_symcheck(clean, "kallsyms"))
+    # an exports-mode module must not need kallsyms at all
+    assert [v["agree"] for v in compare.compare_symcheck(clean, "exports")] == [True, False]
+    bad = {"check": [{"message": "needs unknown symbol task_prio"}], "audit": []}
+    assert [v["agree"] for v in compare.compare_symcheck(bad, "exports")] == [False, True]

@@ -55,11 +55,11 @@ def test_ab_run_passes(ab_run):
     assert p.returncode == 0, p.stderr[-3000:]
     rep = json.loads((runs / "latest" / "report.json").read_text())
     assert rep["verdict"] == "pass"
-    assert list(rep["variants"]) == ["exports", "kallsyms", "stock"]
+    assert list(rep["variants"]) == ["exports", "kallsyms", "stock", "bpf13"]
     assert qemu_processes(runs) == []
 
 
-METHODS = {"exports": "export", "kallsyms": "kallsyms", "stock": "kprobe"}
+METHODS = {"exports": "export", "kallsyms": "kallsyms", "stock": "kprobe", "bpf13": "export"}
 VARIANTS = list(METHODS)
 
 
@@ -73,7 +73,7 @@ def test_every_symbol_address_matches_nm(ab_run, variant):
     v = variant_report(runs, variant)
     names = {s["name"]: s for s in v["symbols"]}
     assert names["task_prio"]["method"] == METHODS[variant]
-    if variant != "exports":
+    if METHODS[variant] != "export":
         assert names["kallsyms_lookup_name"]["method"] == \
             {"kallsyms": "export", "stock": "kprobe"}[variant]
         assert {"block_class", "disk_type", "global_wb_domain"} <= set(names)
@@ -95,7 +95,7 @@ def test_every_sampler_checked(ab_run, variant):
     by_kind = {}
     for x in v["values"]:
         by_kind.setdefault(x["kind"], []).append(x)
-    assert set(by_kind) == {"prio", "migratetype", "blockdev", "ustack", "writeback"}
+    assert set(by_kind) == {"prio", "migratetype", "blockdev", "ustack", "writeback", "bpf"}
     assert all(x["agree"] for x in v["values"]), [x for x in v["values"] if not x["agree"]]
     # ram0 with two partitions and ram1, as the guest set them up, in sysfs and the module
     assert {x["key"] for x in by_kind["blockdev"]} >= {"ram0", "ram0p1", "ram0p2", "ram1"}
@@ -243,3 +243,18 @@ def test_stress_on_debug_kernel(tmp_path):
     assert stress["dmesg warnings"]["module"] == 0
     leak = stress["kmemleak objects with ksymlab frames"]
     assert leak["module"] == 0 and leak["agree"] is True   # kmemleak was available
+
+
+@pytest.mark.parametrize("variant,arg13", [("exports", False), ("kallsyms", False),
+                                           ("stock", False), ("bpf13", True)])
+def test_bpf_thirteenth_argument(ab_run, variant, arg13):
+    """Seed patch 2: the literal port keeps argument 13 unreadable; bpf13 completes it."""
+    _, runs = ab_run
+    bpf = {x["key"]: x for x in variant_report(runs, variant)["values"] if x["kind"] == "bpf"}
+    assert bpf["raw_tp reads argument 12"]["module"] == "ok"
+    assert (bpf["raw_tp reads argument 13"]["module"] == "ok") is arg13
+    if not arg13:
+        # the verifier's ctx bound: offset 96 is past 12 u64 arguments
+        assert "invalid_bpf_context_access_off=96" in bpf["raw_tp reads argument 13"]["verifier"]
+    if variant in ("exports", "bpf13"):
+        assert bpf["argument 1 is &global_wb_domain"]["agree"] is True

@@ -40,7 +40,8 @@ static const char usage_text[] =
 "  seed-report [--symbols LIST] [NAME=]BUILD [[NAME=]BUILD...]\n"
 "      Whether each build exports the seed symbols (LIST: comma or space separated;\n"
 "      default: task_prio stack_trace_save_user get_pfnblock_flags_mask disk_name\n"
-"      kallsyms_lookup_name kallsyms_on_each_symbol bpf_trace_run12 bpf_trace_run13),\n"
+"      gendisk_device_type gendisk_block_class kallsyms_lookup_name\n"
+"      kallsyms_on_each_symbol bpf_trace_run12 bpf_trace_run13),\n"
 "      and the DWARF parameter lists of __traceiter_global_dirty_state and\n"
 "      __traceiter_balance_dirty_pages (or trace_* / perf_trace_*) in BUILD/vmlinux.\n"
 "  audit FILE.ko\n"
@@ -744,7 +745,8 @@ static int cmd_diff(int argc, char **argv)
 
 static const char *const default_seed_symbols[] = {
     "task_prio", "stack_trace_save_user", "get_pfnblock_flags_mask", "disk_name",
-    "kallsyms_lookup_name", "kallsyms_on_each_symbol", "bpf_trace_run12", "bpf_trace_run13",
+    "gendisk_device_type", "gendisk_block_class", "kallsyms_lookup_name",
+    "kallsyms_on_each_symbol", "bpf_trace_run12", "bpf_trace_run13",
 };
 static const char *const seed_events[] = {"global_dirty_state", "balance_dirty_pages"};
 static const char *const seed_prefixes[] = {"__traceiter_", "trace_", "perf_trace_"};

@@ -1,0 +1,47 @@
+"""symcheck's findings on a variant's probe module (check against its tree, and audit)."""
+
+import json
+import subprocess
+
+from . import paths
+from .errors import HarnessError
+from .progress import say
+
+SYMCHECK = paths.REPO / "symcheck" / "symcheck"
+
+
+def ensure_built():
+    p = subprocess.run(["make", "-s", "-C", str(paths.REPO / "symcheck")], capture_output=True,
+                       text=True)
+    if p.returncode != 0 or not SYMCHECK.exists():
+        raise HarnessError("module", "cannot build symcheck: "
+                           + (p.stderr.strip().splitlines() or ["?"])[-1])
+
+
+def _json(argv):
+    p = subprocess.run([str(SYMCHECK), "--json", *argv], capture_output=True, text=True,
+                       timeout=120)
+    if p.returncode not in (0, 1):          # 1 means findings; 2 is an error
+        raise HarnessError("verify", f"symcheck {argv[0]}: {p.stderr.strip()}")
+    try:
+        return json.loads(p.stdout)
+    except ValueError as e:
+        raise HarnessError("verify", f"symcheck {argv[0]}: output is not JSON ({e})") from e
+
+
+def findings(ko, tree):
+    """Return {'check': [...], 'audit': [...], 'needs': N} for one module."""
+    ensure_built()
+    check = _json(["check", str(ko), str(tree.src)])
+    audit = _json(["audit", str(ko)])
+    mod = check["modules"][0]
+    out = {
+        "needs": len(mod["symbols"]),
+        "gpl_only_needed": sorted(s["name"] for s in mod["symbols"]
+                                  if s.get("class") == "EXPORT_SYMBOL_GPL"),
+        "check": mod["findings"],
+        "audit": audit["findings"],
+    }
+    say("symcheck", f"{tree.variant}: {out['needs']} symbols needed, "
+                    f"{len(out['check'])} check findings, {len(out['audit'])} audit flags")
+    return out
