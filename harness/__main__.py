@@ -1,14 +1,22 @@
 """Command line: python3 -m harness {run,build} [options]."""
 
 import argparse
+import signal
 import sys
+import traceback
 
 from . import kernel, variants
 from .errors import EXIT, HarnessError
 from .run import run
 
 
+def _terminate(signum, frame):
+    # Unwind like Ctrl-C so QEMU and gdb are stopped by their context managers.
+    raise KeyboardInterrupt
+
+
 def main(argv=None):
+    signal.signal(signal.SIGTERM, _terminate)
     ap = argparse.ArgumentParser(prog="python3 -m harness",
                                  description="ksymlab: does a tracer work without kallsyms?")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -58,6 +66,10 @@ def main(argv=None):
     except KeyboardInterrupt:
         print("ksymlab: interrupted", file=sys.stderr)
         return 130
+    except Exception as e:      # a bug in the harness: keep the traceback, end with one line
+        traceback.print_exc()
+        print(f"ksymlab: internal error: {type(e).__name__}: {e}", file=sys.stderr)
+        return 70
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ KINDS = {
     "ustack-expect": {"pid", "depth", "ret"},
     "unavailable": set(),
     "bench": {"calls", "ns", "sum", "round"},
-    "bpf": {"arg", "errno", "hits", "value", "arg1"},
+    "bpf": {"arg", "errno", "hits", "value", "arg1", "writes"},
     "stress": {"cycles", "failed"},
     "kmemleak": {"available", "leaks", "ksymlab_frames"},
     "dmesg": {"warnings"},

@@ -12,7 +12,7 @@ BUSYBOX = Path("/bin/busybox")
 # Applets the guest init uses; each becomes a /bin symlink to busybox.
 APPLETS = ("sh", "mount", "insmod", "rmmod", "cat", "echo", "sleep", "renice", "stty",
            "reboot", "uname", "ls", "ps", "dmesg", "grep", "sed", "mkdir", "awk", "fdisk",
-           "mke2fs", "dd", "sync", "kill")
+           "mke2fs", "dd", "sync", "kill", "rm")
 # Static guest programs, built on the host: source file -> path in the guest.
 GUEST_PROGRAMS = {"ustack.c": "/bin/ksymlab-ustack", "bench.c": "/bin/ksymlab-bench",
                   "bpf13.c": "/bin/ksymlab-bpf13"}
@@ -36,6 +36,16 @@ def build_guest_program(source):
         raise HarnessError("initramfs", f"gcc {source}: {p.stderr.strip()[:300]}")
     tmp.replace(out)
     return out
+
+
+def busybox_applets(busybox=BUSYBOX):
+    try:
+        out = subprocess.run([str(busybox), "--list"], capture_output=True, text=True,
+                             check=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError) as e:
+        raise HarnessError("initramfs", f"{busybox}: cannot list applets ({e}); "
+                           "install busybox-static") from e
+    return set(out.split())
 
 
 def cpio_spec(module_ko, scenario, params, programs, init=None, busybox=BUSYBOX):

@@ -62,7 +62,7 @@ class QemuSession:
 
     def argv(self):
         # Two RAM disks with room for partitions: the block device sampler's subjects.
-        append = ("console=ttyS0 nokaslr panic=-1 brd.rd_nr=2 brd.rd_size=16384 "
+        append = ("console=ttyS0 nokaslr panic=-1 brd.rd_nr=2 brd.rd_size=65536 "
                   "brd.max_part=4 " + self.extra_append)
         return [
             "qemu-system-x86_64", "-nodefaults", "-display", "none", "-no-reboot",

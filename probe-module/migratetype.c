@@ -15,17 +15,18 @@
 static void ksymlab_zone_blocks(struct seq_file *m, struct zone *zone,
 				int zid, int nid)
 {
-	unsigned long pfn, start, end;
+	unsigned long pfn, end = zone_end_pfn(zone);
 	u32 *hist = ksymlab_results.mt_hist[zid];
 	int mt;
 
-	start = ALIGN_DOWN(zone->zone_start_pfn, pageblock_nr_pages);
-	end = zone_end_pfn(zone);
-	for (pfn = start; pfn < end; pfn += pageblock_nr_pages) {
+	/*
+	 * Step from the zone's first pfn, as /proc/pagetypeinfo does: a zone
+	 * that starts inside a pageblock (DMA32 at pfn 1) still owns that block.
+	 */
+	for (pfn = zone->zone_start_pfn; pfn < end; pfn += pageblock_nr_pages) {
 		struct page *page;
 
-		/* A block straddling the zone start belongs to the zone. */
-		if (!pfn_valid(pfn) || pfn < zone->zone_start_pfn)
+		if (!pfn_valid(pfn))
 			continue;
 		page = pfn_to_page(pfn);
 		if (page_zone(page) != zone)
@@ -34,7 +35,7 @@ static void ksymlab_zone_blocks(struct seq_file *m, struct zone *zone,
 		if (mt >= 0 && mt < MIGRATE_TYPES)
 			hist[mt]++;
 		seq_printf(m, "pageblock node=%d zone=%s pfn=0x%lx mt=%d\n",
-			   nid, zone->name, pfn, mt);
+			   nid, zone->name, pageblock_start_pfn(pfn), mt);
 	}
 	for (mt = 0; mt < MIGRATE_TYPES; mt++)
 		seq_printf(m, "mthist node=%d zone=%s mt=%d count=%u\n",

@@ -116,3 +116,12 @@ def test_symcheck_values():
     assert [v["agree"] for v in compare.compare_symcheck(clean, "exports")] == [True, False]
     bad = {"check": [{"message": "needs unknown symbol task_prio"}], "audit": []}
     assert [v["agree"] for v in compare.compare_symcheck(bad, "exports")] == [False, True]
+
+
+def test_task_gone_before_halt_is_unchecked_but_scenario_task_is_not():
+    r = compare.compare_variant(data(extra=["prio pid=43 policy=0 prio=20 comm=kthreadd"]),
+                                TRUTH)
+    assert r["verdict"] == "pass" and r["counts"]["unchecked"] == 1
+    assert any("pid 43" in n for n in r["notes"])
+    truth = dict(TRUTH, tasks={"1": {"prio": 20}})        # scenario pid 7 vanished
+    assert ("prio", "pid 7") in failing(compare.compare_variant(data(), truth))
