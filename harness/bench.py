@@ -47,6 +47,10 @@ def main(names=variants.DEFAULT, runs_root=None):
             rows.append({"variant": name, "mode": mode, "figure": kind, "run1": a, "run2": b,
                          "diff_percent": round(diff, 3)})
             print(f"{name:9} {mode:9} {label:24} {a:14.2f} {b:14.2f} {diff:7.3f}")
+    print("note: under -icount the guest clock counts instructions (1 ns each), so these are\n"
+          "instruction counts: repeatable, but blind to cache, branch-prediction and\n"
+          "retpoline costs. Writeback to the RAM disk never throttles in icount time, so\n"
+          "the writeback and BPF checks of these runs fail; `make run` is the verification.")
     out = rundir / "bench.json"
     out.write_text(json.dumps({"rounds": ROUNDS, "icount": "shift=0", "rows": rows}, indent=2))
     print(f"bench: {out}")

@@ -10,6 +10,7 @@
 #include <linux/module.h>
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
+#include <linux/slab.h>
 
 #include "ksymlab.h"
 
@@ -20,6 +21,21 @@ DEFINE_MUTEX(ksymlab_results_lock);
 static unsigned long bench_calls = 1000000;
 module_param(bench_calls, ulong, 0400);
 MODULE_PARM_DESC(bench_calls, "calls timed by /proc/ksymlab/bench");
+
+/*
+ * Proof that the harness's leak check can fail: leak one allocation on
+ * purpose, which kmemleak must then report with this module in its trace.
+ */
+static bool selftest_leak;
+module_param(selftest_leak, bool, 0400);
+MODULE_PARM_DESC(selftest_leak, "leak 64 bytes at init (tests the leak checker)");
+
+static noinline void ksymlab_selftest_leak(void)
+{
+	void *p = kmalloc(64, GFP_KERNEL);
+
+	pr_info("selftest: leaking 64 bytes at %p\n", p);
+}
 
 static const char * const ksymlab_sampler_names[KSYMLAB_NR_SAMPLERS] = {
 	[KSYMLAB_PRIO] = "prio",
@@ -81,6 +97,8 @@ static int __init ksymlab_init(void)
 	int i, ret;
 
 	ksymlab_results.magic = KSYMLAB_MAGIC;
+	if (selftest_leak)
+		ksymlab_selftest_leak();
 	ret = ksymlab_resolve_all();
 	if (ret)
 		return ret;

@@ -261,3 +261,14 @@ def test_bpf_thirteenth_argument(ab_run, variant, arg13):
         assert "invalid_bpf_context_access_off=96" in bpf["raw_tp reads argument 13"]["verifier"]
     if variant in ("exports", "bpf13"):
         assert bpf["argument 1 is &global_wb_domain"]["agree"] is True
+
+
+def test_leak_check_can_fail(tmp_path):
+    """The stress run's leak oracle is live: a deliberate leak is reported."""
+    p = harness("run", "--variants", "debug", "--runs-dir", str(tmp_path), "--stress", "2",
+                "--insmod-args", "selftest_leak=1", "--boot-timeout", "1800")
+    assert p.returncode == 1, p.stderr[-2000:]
+    v = variant_report(tmp_path, "debug")
+    bad = [x for x in v["values"] if x["agree"] is False]
+    assert [x["key"] for x in bad] == ["kmemleak objects with ksymlab frames"]
+    assert bad[0]["module"] >= 1
