@@ -29,8 +29,8 @@ static long sys_bpf(int cmd, union bpf_attr *attr)
 #define INSN(c, d, s, o, i) ((struct bpf_insn){ .code = (c), .dst_reg = (d), \
 	.src_reg = (s), .off = (o), .imm = (i) })
 
-/* Store ctx[slot] into map[key]; leaves r6 = ctx. 9 instructions. */
-static int emit_store(struct bpf_insn *p, int map_fd, int key, int slot)
+/* r0 = &map[key]; when the lookup fails, jump over the next `skip` insns. */
+static int emit_lookup(struct bpf_insn *p, int map_fd, int key, int skip)
 {
 	int n = 0;
 
@@ -40,9 +40,27 @@ static int emit_store(struct bpf_insn *p, int map_fd, int key, int slot)
 	p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_2, BPF_REG_10, 0, 0);
 	p[n++] = INSN(BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_2, 0, 0, -4);
 	p[n++] = INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_lookup_elem);
-	p[n++] = INSN(BPF_JMP | BPF_JEQ | BPF_K, BPF_REG_0, 0, 2, 0);
+	p[n++] = INSN(BPF_JMP | BPF_JEQ | BPF_K, BPF_REG_0, 0, skip, 0);
+	return n;
+}
+
+/* map[key] = ctx[slot], with r6 = ctx. */
+static int emit_store(struct bpf_insn *p, int map_fd, int key, int slot)
+{
+	int n = emit_lookup(p, map_fd, key, 2);
+
 	p[n++] = INSN(BPF_LDX | BPF_MEM | BPF_DW, BPF_REG_1, BPF_REG_6, slot * 8, 0);
 	p[n++] = INSN(BPF_STX | BPF_MEM | BPF_DW, BPF_REG_0, BPF_REG_1, 0, 0);
+	return n;
+}
+
+/* map[key] += 1 */
+static int emit_count(struct bpf_insn *p, int map_fd, int key)
+{
+	int n = emit_lookup(p, map_fd, key, 2);
+
+	p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_1, 0, 0, 1);
+	p[n++] = INSN(BPF_STX | BPF_ATOMIC | BPF_DW, BPF_REG_0, BPF_REG_1, 0, BPF_ADD);
 	return n;
 }
 
@@ -124,16 +142,7 @@ int main(int argc, char **argv)
 	prog[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_6, BPF_REG_1, 0, 0);
 	n += emit_store(prog + n, map_fd, 0, arg - 1);
 	n += emit_store(prog + n, map_fd, 1, 0);
-	/* map[2]++: how often the program ran */
-	prog[n++] = INSN(BPF_ST | BPF_MEM | BPF_W, BPF_REG_10, 0, -4, 2);
-	prog[n++] = INSN(BPF_LD | BPF_DW | BPF_IMM, BPF_REG_1, BPF_PSEUDO_MAP_FD, 0, map_fd);
-	prog[n++] = INSN(0, 0, 0, 0, 0);
-	prog[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_2, BPF_REG_10, 0, 0);
-	prog[n++] = INSN(BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_2, 0, 0, -4);
-	prog[n++] = INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_lookup_elem);
-	prog[n++] = INSN(BPF_JMP | BPF_JEQ | BPF_K, BPF_REG_0, 0, 2, 0);
-	prog[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_1, 0, 0, 1);
-	prog[n++] = INSN(BPF_STX | BPF_ATOMIC | BPF_DW, BPF_REG_0, BPF_REG_1, 0, BPF_ADD);
+	n += emit_count(prog + n, map_fd, 2);	/* how often the program ran */
 	prog[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 0);
 	prog[n++] = INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
 
