@@ -1,28 +1,12 @@
-"""Shared pytest fixtures for symcheck (standard library only).
-
-Distro-kernel fixtures come from fetch-distro-kernel.sh (Debian's linux-image-*-amd64 and
-linux-headers packages, downloaded with apt-get download and extracted with dpkg -x)."""
+"""pytest fixtures for symcheck. The helpers live in symcheck_testlib.py: test files
+import them from there, never from conftest, which another part's conftest can shadow
+when pytest collects several directories at once."""
 import os
 import shutil
-import struct
-import subprocess
+
 import pytest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-SYMCHECK_DIR = os.path.dirname(HERE)
-BIN = os.environ.get("SYMCHECK_BIN") or os.path.join(SYMCHECK_DIR, "build", "symcheck")
-FIX = os.path.join(SYMCHECK_DIR, "build", "fixtures")
-CACHE = os.environ.get("KSYMLAB_CACHE", "/var/cache/ksymlab")
-DISTRO = os.path.join(CACHE, "distro")
-
-
-def run(args, **kw):
-    return subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True, errors="replace", **kw)
-
-
-def symcheck(*args):
-    return run([BIN] + [str(a) for a in args])
+from symcheck_testlib import BIN, DISTRO, SYMCHECK_DIR, Distro, run
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -30,49 +14,6 @@ def built():
     r = run(["make", "-C", SYMCHECK_DIR, "all", "fixtures"])
     assert r.returncode == 0, r.stdout + r.stderr
     return BIN
-
-
-class Distro:
-    def __init__(self, root):
-        self.root = root
-        with open(os.path.join(root, "VERSION")) as f:
-            self.version = f.read().strip()
-        self.build = os.path.join(root, "build")
-        self.symvers = os.path.join(self.build, "Module.symvers")
-        self.vmlinux = os.path.join(self.build, "vmlinux")
-        self.modules_dir = os.path.join(root, "modules")
-        self.pkg_moddir = os.path.join(root, "root", "lib", "modules", self.version)
-        mods = []
-        for dp, _, files in os.walk(self.modules_dir):
-            for fn in files:
-                if fn.endswith(".ko"):
-                    mods.append(os.path.join(dp, fn))
-        self.modules = sorted(mods)
-
-    def sample(self, n=60):
-        """A deterministic, evenly spread sample of n modules."""
-        step = max(1, len(self.modules) // n)
-        return self.modules[::step][:n]
-
-    def fake_tree(self, base, replace=None):
-        """A fake /lib/modules/<ver>/ tree under base: hard links (or copies) of every module,
-        with replace = {relative path: file} swapped in."""
-        moddir = os.path.join(base, "lib", "modules", self.version)
-        kdir = os.path.join(moddir, "kernel")
-        for m in self.modules:
-            rel = os.path.relpath(m, self.modules_dir)
-            dst = os.path.join(kdir, rel)
-            os.makedirs(os.path.dirname(dst), exist_ok=True)
-            src = (replace or {}).get(rel, m)
-            try:
-                os.link(src, dst)
-            except OSError:
-                shutil.copyfile(src, dst)
-        for extra in ("modules.order", "modules.builtin", "modules.builtin.modinfo"):
-            p = os.path.join(self.pkg_moddir, extra)
-            if os.path.exists(p):
-                shutil.copyfile(p, os.path.join(moddir, extra))
-        return moddir
 
 
 @pytest.fixture(scope="session")
@@ -88,43 +29,3 @@ def distro():
     if shutil.which("depmod") is None and not os.path.exists("/sbin/depmod"):
         pytest.skip("kmod (depmod/modprobe) not installed")
     return Distro(DISTRO)
-
-
-def tool(name):
-    for d in ("/usr/sbin", "/sbin", "/usr/bin", "/bin"):
-        p = os.path.join(d, name)
-        if os.path.exists(p):
-            return p
-    return name
-
-
-def elf_sections(path):
-    """{name: (offset, size, addr)} of an ELF64 LE file, parsed independently of symcheck."""
-    with open(path, "rb") as f:
-        data = f.read()
-    assert data[:4] == b"\x7fELF" and data[4] == 2 and data[5] == 1
-    shoff, = struct.unpack_from("<Q", data, 0x28)
-    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
-    hdrs = []
-    for i in range(shnum):
-        name, typ, flags, addr, off, size = struct.unpack_from("<IIQQQQ", data, shoff + i * shentsize)
-        hdrs.append((name, off, size, addr))
-    stroff = hdrs[shstrndx][1]
-    out = {}
-    for name, off, size, addr in hdrs:
-        end = data.index(b"\0", stroff + name)
-        out[data[stroff + name:end].decode()] = (off, size, addr)
-    return out
-
-
-def parse_depmod(stderr):
-    """Set of (module basename, kind, symbol) from depmod -e warnings."""
-    out = set()
-    for line in stderr.splitlines():
-        if "needs unknown symbol" in line:
-            path, sym = line.split("WARNING: ", 1)[1].split(" needs unknown symbol ")
-            out.add((os.path.basename(path), "unknown-symbol", sym.strip()))
-        elif "disagrees about version of symbol" in line:
-            path, sym = line.split("WARNING: ", 1)[1].split(" disagrees about version of symbol ")
-            out.add((os.path.basename(path), "crc-mismatch", sym.strip()))
-    return out

@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from conftest import symcheck, FIX
+from symcheck_testlib import symcheck, FIX
 
 KO = os.path.join(FIX, "fake_mod.ko")
 BUILD = os.path.join(FIX, "fake_build")

@@ -7,7 +7,7 @@ import struct
 
 import pytest
 
-from conftest import run, symcheck, tool, elf_sections, parse_depmod
+from symcheck_testlib import run, symcheck, tool, elf_sections, parse_depmod
 
 MIN_SAMPLE = 50
 

@@ -3,7 +3,7 @@ every command, text and --json."""
 import json
 import os
 
-from conftest import symcheck, FIX
+from symcheck_testlib import symcheck, FIX
 
 KO = os.path.join(FIX, "fake_mod.ko")
 KO_PROP = os.path.join(FIX, "fake_mod_proprietary.ko")
