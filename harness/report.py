@@ -2,15 +2,20 @@
 
 import json
 
+from . import seeds
 
-def overall_verdict(variants):
+
+def overall_verdict(variants, seed_rows=()):
     if not variants:
+        return "fail"
+    if any(r["holds"] is False for r in seed_rows):
         return "fail"
     return "pass" if all(v.get("verdict") == "pass" for v in variants.values()) else "fail"
 
 
 def write_all(rundir, report):
-    report["verdict"] = overall_verdict(report["variants"])
+    report["seeds"] = seeds.evaluate(report["variants"])
+    report["verdict"] = overall_verdict(report["variants"], report["seeds"])
     (rundir / "report.json").write_text(json.dumps(report, indent=2, sort_keys=False) + "\n")
     (rundir / "report.md").write_text(markdown(report))
     (rundir / "report.ktap").write_text(ktap(report))
@@ -38,6 +43,19 @@ def markdown(report):
                    f"{c.get('symbols_agree', 0)} | {c.get('values', 0)} | "
                    f"{c.get('values_agree', 0)} | {verdict} |")
     out.append("")
+    if report.get("seeds"):
+        out.append("## Seed patches")
+        out.append("")
+        out.append("| seed | patch | status in the 6.1 port | runtime evidence | checks agree "
+                   "| holds |")
+        out.append("|---|---|---|---|---|---|")
+        for r in report["seeds"]:
+            holds = "not run" if r["holds"] is None else _mark(r["holds"])
+            out.append(f"| {r['seed']} | {r['title']} | {r['status']} | {r['why']} "
+                       f"({', '.join(r['variants'])}) | {r['agree']}/{r['checks']} | {holds} |")
+        out.append("")
+        out.append("Upstream history and what each port changed: `patches/README.md`.")
+        out.append("")
     for name, v in report["variants"].items():
         out.append(f"## {name}")
         out.append("")

@@ -55,6 +55,9 @@ def test_ab_run_passes(ab_run):
     assert p.returncode == 0, p.stderr[-3000:]
     rep = json.loads((runs / "latest" / "report.json").read_text())
     assert rep["verdict"] == "pass"
+    # every seed patch is backed by checks that ran and agreed
+    assert [r["seed"] for r in rep["seeds"]] == [f"{i}/9" for i in range(1, 10)]
+    assert all(r["holds"] is True and r["checks"] > 0 for r in rep["seeds"]), rep["seeds"]
     assert list(rep["variants"]) == ["exports", "kallsyms", "stock", "bpf13"]
     assert qemu_processes(runs) == []
 
