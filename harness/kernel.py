@@ -131,13 +131,9 @@ def _requested_options(fragment_text):
     return want
 
 
-def _configured_options(config_text):
-    return _requested_options(config_text)
-
-
 def check_config(fragment_text, config_text):
     """Options of the fragment that did not survive olddefconfig, as text lines."""
-    have = _configured_options(config_text)
+    have = _requested_options(config_text)     # the same syntax on both sides
     bad = []
     for opt, val in _requested_options(fragment_text).items():
         got = have.get(opt, "n")
