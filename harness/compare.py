@@ -23,22 +23,31 @@ def _hex(v):
 
 
 def compare_symbols(data, truth):
+    # /proc/kallsyms may list a static name twice; any match will do.
+    kallsyms = {}
+    for k in data["kallsyms"]:
+        kallsyms.setdefault(k["name"], set()).add(k["addr"])
     out = []
     for s in data["symbol"]:
         gdb_addr = truth["symbols"].get(s["name"])
         resolved = s["method"] != "unresolved"
+        in_kallsyms = s["addr"] in kallsyms.get(s["name"], ())
         out.append({
             "name": s["name"], "method": s["method"],
             "module_addr": _hex(s["addr"]), "gdb_addr": _hex(gdb_addr),
+            "proc_kallsyms": _hex(s["addr"]) if in_kallsyms else
+            " ".join(_hex(a) for a in sorted(kallsyms.get(s["name"], ()))) or None,
             # an unresolved symbol (address 0) agrees when it is absent or a
             # degraded sampler says so; the sampler list reports that case
-            "agree": (gdb_addr is not None and gdb_addr == s["addr"]) if resolved else None,
+            "agree": (gdb_addr is not None and gdb_addr == s["addr"] and in_kallsyms)
+            if resolved else None,
         })
     return out
 
 
 def compare_prio(data, truth, notes):
     expectations = {t["pid"]: t for t in data["task"]}
+    procstat = {x["pid"]: x["prio"] for x in data["procstat"]}
     values = []
     seen = set()
     for p in data["prio"]:
@@ -48,6 +57,9 @@ def compare_prio(data, truth, notes):
         entry = {"kind": "prio", "key": f"pid {pid}", "comm": p["comm"],
                  "module": p["prio"], "gdb": g["prio"] if g else None}
         agree = g is not None and g["prio"] == p["prio"]
+        if pid in procstat:             # threads other than a leader have no /proc/<pid>
+            entry["proc_stat"] = procstat[pid]
+            agree = agree and procstat[pid] == p["prio"]
         task = expectations.get(pid)
         if g is None and task is None:
             # The module sampled while the guest ran; a short-lived thread can

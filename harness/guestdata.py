@@ -33,6 +33,8 @@ KINDS = {
     "unavailable": set(),
     "bench": {"calls", "ns", "sum", "round"},
     "bpf": {"arg", "errno", "hits", "value", "arg1", "writes"},
+    "procstat": {"pid", "prio"},
+    "kallsyms": {"addr"},
     "stress": {"cycles", "failed"},
     "kmemleak": {"available", "leaks", "ksymlab_frames"},
     "dmesg": {"warnings"},

@@ -65,11 +65,13 @@ def markdown(report):
         if v.get("symbols"):
             out.append("### Symbols")
             out.append("")
-            out.append("| symbol | method | module address | gdb (vmlinux) | agree |")
-            out.append("|---|---|---|---|---|")
+            out.append("| symbol | method | module address | gdb (vmlinux) | /proc/kallsyms "
+                       "| agree |")
+            out.append("|---|---|---|---|---|---|")
             for s in v["symbols"]:
                 out.append(f"| {s['name']} | {s['method']} | `{s['module_addr']}` | "
-                           f"`{s['gdb_addr']}` | {_mark(s['agree'])} |")
+                           f"`{s['gdb_addr']}` | `{s.get('proc_kallsyms')}` | "
+                           f"{_mark(s['agree'])} |")
             out.append("")
         if v.get("samplers"):
             out.append("### Samplers")

@@ -2,6 +2,8 @@ from harness import compare, guestdata
 
 BASE = [
     "symbol name=task_prio addr=0x1000 method=export",
+    "kallsyms name=task_prio addr=0x{kaddr} type=T",
+    "procstat pid=7 prio={statprio}",
     "task pid=7 policy=nice value=5",
     "prio pid=1 policy=0 prio=20 comm=init",
     "prio pid=7 policy=0 prio={prio} comm=sleep",
@@ -24,8 +26,11 @@ BASE = [
 ]
 
 
-def data(prio=25, movable=60, p1=8192, bdp=9, f2="0x401b3c", extra=()):
-    lines = [l.format(prio=prio, movable=movable, p1=p1, bdp=bdp, f2=f2) for l in BASE]
+def data(prio=25, movable=60, p1=8192, bdp=9, f2="0x401b3c", kaddr="1000", statprio=None,
+         extra=()):
+    statprio = prio if statprio is None else statprio
+    lines = [l.format(prio=prio, movable=movable, p1=p1, bdp=bdp, f2=f2, kaddr=kaddr,
+                      statprio=statprio) for l in BASE]
     text = "\n".join(["KSYMLAB-DATA-BEGIN variant=t", *lines, *extra, "KSYMLAB-DATA-END"])
     return guestdata.parse(text)
 
@@ -44,7 +49,7 @@ def test_all_agree():
     r = compare.compare_variant(data(), TRUTH)
     assert failing(r) == [] and r["verdict"] == "pass"
     assert r["symbols"] == [{"name": "task_prio", "method": "export", "module_addr": "0x1000",
-                             "gdb_addr": "0x1000", "agree": True}]
+                             "gdb_addr": "0x1000", "proc_kallsyms": "0x1000", "agree": True}]
     kinds = [v["kind"] for v in r["values"]]
     # the empty migratetype 5 that pagetypeinfo does not list is skipped
     assert kinds == ["prio"] * 2 + ["migratetype"] * 2 + ["blockdev"] * 2 + ["ustack"] * 2 + \
@@ -125,3 +130,14 @@ def test_task_gone_before_halt_is_unchecked_but_scenario_task_is_not():
     assert any("pid 43" in n for n in r["notes"])
     truth = dict(TRUTH, tasks={"1": {"prio": 20}})        # scenario pid 7 vanished
     assert ("prio", "pid 7") in failing(compare.compare_variant(data(), truth))
+
+
+def test_proc_kallsyms_is_a_second_address_oracle():
+    r = compare.compare_variant(data(kaddr="1008"), TRUTH)
+    assert failing(r) == [("symbol", "task_prio")]
+    assert r["symbols"][0]["proc_kallsyms"] == "0x1008"
+
+
+def test_proc_stat_priority_is_a_second_prio_oracle():
+    r = compare.compare_variant(data(statprio=24), TRUTH)
+    assert failing(r) == [("prio", "pid 7")]
