@@ -12,10 +12,10 @@ BUSYBOX = Path("/bin/busybox")
 # Applets the guest init uses; each becomes a /bin symlink to busybox.
 APPLETS = ("sh", "mount", "insmod", "rmmod", "cat", "echo", "sleep", "renice", "stty",
            "reboot", "uname", "ls", "ps", "dmesg", "grep", "sed", "mkdir", "awk", "fdisk",
-           "mke2fs", "dd", "sync", "kill", "rm")
+           "mke2fs", "dd", "sync", "kill", "rm", "mkfifo")
 # Static guest programs, built on the host: source file -> path in the guest.
 GUEST_PROGRAMS = {"ustack.c": "/bin/ksymlab-ustack", "bench.c": "/bin/ksymlab-bench",
-                  "bpf13.c": "/bin/ksymlab-bpf13"}
+                  "bpf13.c": "/bin/ksymlab-bpf13", "sched.c": "/bin/ksymlab-sched"}
 # Frame pointers everywhere, or the kernel's user stack walk stops early.
 GUEST_CFLAGS = ("-static", "-O1", "-fno-omit-frame-pointer", "-fno-optimize-sibling-calls",
                 "-Wall", "-Wextra", "-Werror")
