@@ -7,15 +7,46 @@ stack). A value no oracle covers yet is reported with agree = None and does
 not count towards the verdict.
 """
 
-# A SCHED_OTHER task at nice n has task_prio() == 20 + n (kernel/sched/core.c):
-# the scenario file is an oracle independent of both module and gdb.
+# The scenario file is an oracle independent of both module and gdb: what
+# task_prio() must return for each task, from its policy and value alone.
+# Linux 6.1, kernel/sched/core.c: task_prio(p) = p->prio - MAX_RT_PRIO, and for
+# a task no priority-inheritance lock boosts, p->prio is what
+# __sched_setscheduler() passes to __setscheduler_prio():
+# __normal_prio(policy, sched_priority, sched_nice), which gives
+#   deadline:        MAX_DL_PRIO - 1                 (include/linux/sched/deadline.h)
+#   fifo, rr:        MAX_RT_PRIO - 1 - rt_priority   (include/linux/sched/prio.h)
+#   everything else: NICE_TO_PRIO(nice) = nice + DEFAULT_PRIO (prio.h)
+# with MAX_RT_PRIO = 100, DEFAULT_PRIO = MAX_RT_PRIO + NICE_WIDTH / 2 = 120,
+# MAX_DL_PRIO = 0. renice (nice) and setpriority() go through set_user_nice(),
+# which sets p->prio = effective_prio(p) = normal_prio(p), the same formula.
+# SCHED_IDLE falls in "everything else": its prio follows the nice value too.
+# (6.1's __setscheduler_params() copies sched_nice into static_prio only for
+# fair_policy(), NORMAL and BATCH; ksymlab-sched therefore sets an idle task's
+# nice with setpriority() first, so static_prio agrees with prio.)
+# SCHED_OTHER (scenario `nice`), SCHED_BATCH, SCHED_IDLE at nice n: 120 + n - 100
 NICE_BASE = 20
+NICE_POLICIES = ("nice", "other", "batch", "idle")
+# SCHED_FIFO, SCHED_RR at rt_priority p: 100 - 1 - p - 100 = -1 - p
+RT_BASE = -1
+RT_POLICIES = ("fifo", "rr")
+# SCHED_DEADLINE: 0 - 1 - 100, whatever runtime, deadline and period
+DEADLINE_PRIO = -101
 
 
 def expected_prio(task):
-    if task.get("policy") == "nice":
+    """task_prio() of a scenario task ({'policy', 'value'}), None if no oracle."""
+    policy = task.get("policy")
+    if policy in NICE_POLICIES:
         return NICE_BASE + task["value"]
+    if policy in RT_POLICIES:
+        return RT_BASE - task["value"]
+    if policy == "deadline":
+        return DEADLINE_PRIO
     return None
+
+
+# probe-module/ksymlab.h KSYMLAB_MAGIC, "ksym": gdb found the right structure.
+RESULTS_MAGIC = 0x6b73796d
 
 
 def _hex(v):

@@ -15,7 +15,7 @@ END = "KSYMLAB-DATA-END"
 # (base 0: decimal or 0x-hex); every other field stays a string.
 KINDS = {
     "guest": set(),
-    "task": {"pid", "value"},
+    "task": {"pid", "value", "deadline", "period"},   # deadline: value is the runtime (ns)
     "symbol": {"addr"},
     "resolve": {"ns"},
     "sampler": {"available"},

@@ -1,3 +1,5 @@
+import pytest
+
 from harness import compare, guestdata
 
 BASE = [
@@ -141,3 +143,56 @@ def test_proc_kallsyms_is_a_second_address_oracle():
 def test_proc_stat_priority_is_a_second_prio_oracle():
     r = compare.compare_variant(data(statprio=24), TRUTH)
     assert failing(r) == [("prio", "pid 7")]
+
+
+@pytest.mark.parametrize("task,prio", [
+    # by hand from Linux 6.1: task_prio() = p->prio - 100, p->prio = __normal_prio()
+    ({"policy": "nice", "value": -20}, 0),          # 120 - 20 - 100
+    ({"policy": "nice", "value": 19}, 39),          # 120 + 19 - 100
+    ({"policy": "other", "value": 3}, 23),
+    ({"policy": "batch", "value": 5}, 25),
+    ({"policy": "batch", "value": -20}, 0),
+    ({"policy": "idle", "value": 0}, 20),
+    ({"policy": "idle", "value": -7}, 13),          # SCHED_IDLE follows nice too
+    ({"policy": "idle", "value": 19}, 39),
+    ({"policy": "fifo", "value": 1}, -2),           # 100 - 1 - 1 - 100
+    ({"policy": "fifo", "value": 50}, -51),
+    ({"policy": "fifo", "value": 99}, -100),        # 100 - 1 - 99 - 100
+    ({"policy": "rr", "value": 10}, -11),
+    ({"policy": "rr", "value": 90}, -91),
+    ({"policy": "deadline", "value": 1000000, "deadline": 10000000, "period": 100000000},
+     -101),                                         # MAX_DL_PRIO - 1 - 100
+    ({"policy": "deadline", "value": 5000}, -101),
+    ({"policy": "chrt", "value": 5}, None),         # no oracle, not a guess
+    ({"value": 5}, None),
+])
+def test_expected_prio_per_policy(task, prio):
+    assert compare.expected_prio(task) == prio
+
+
+RT_DL = ["task pid=11 policy=fifo value=50",
+         "task pid=12 policy=deadline value=1000000 deadline=10000000 period=100000000",
+         "task pid=13 policy=idle value=-7",
+         "procstat pid=11 prio={fifo}", "procstat pid=12 prio={dl}", "procstat pid=13 prio=13",
+         "prio pid=11 policy=1 prio={fifo} comm=ksymlab-sched",
+         "prio pid=12 policy=6 prio={dl} comm=ksymlab-sched",
+         "prio pid=13 policy=5 prio=13 comm=ksymlab-sched"]
+
+
+def rt_dl(fifo, dl):
+    truth = dict(TRUTH, tasks=dict(TRUTH["tasks"], **{"11": {"prio": fifo}, "12": {"prio": dl},
+                                                      "13": {"prio": 13}}))
+    extra = [l.format(fifo=fifo, dl=dl) for l in RT_DL]
+    return compare.compare_variant(data(extra=extra), truth)
+
+
+def test_fifo_and_deadline_tasks_against_the_scenario():
+    r = rt_dl(-51, -101)
+    assert failing(r) == [] and r["verdict"] == "pass"
+    rows = {v["key"]: (v["module"], v["gdb"], v["proc_stat"], v["scenario"])
+            for v in r["values"] if v["kind"] == "prio" and "scenario" in v}
+    assert rows == {"pid 7": (25, 25, 25, 25), "pid 11": (-51, -51, -51, -51),
+                    "pid 12": (-101, -101, -101, -101), "pid 13": (13, 13, 13, 13)}
+    # module, gdb and /proc agree on a wrong value: only the scenario notices
+    assert failing(rt_dl(-50, -101)) == [("prio", "pid 11")]       # MAX_RT_PRIO - p
+    assert failing(rt_dl(-51, -1)) == [("prio", "pid 12")]         # p->prio, not task_prio

@@ -74,3 +74,18 @@ def test_every_sampler_kind():
     assert d["writeback"][0]["bdp_hits"] == 9 and d["dirtylimit"][0]["bdp"] == 510
     assert d["frame"][0]["ip"] == d["ustack-expect"][0]["ret"] == 0x401a2b
     assert d["bench"][0]["ns"] == 4000000
+
+
+def test_scenario_task_lines_from_ksymlab_sched():
+    d = guestdata.parse("\n".join([
+        "KSYMLAB-DATA-BEGIN variant=exports",
+        "task pid=70 policy=fifo value=99",
+        "task pid=71 policy=idle value=-7",
+        "task pid=72 policy=deadline value=1000000 deadline=10000000 period=100000000",
+        "KSYMLAB-DATA-END",
+    ]))
+    assert d["task"] == [
+        {"pid": 70, "policy": "fifo", "value": 99},
+        {"pid": 71, "policy": "idle", "value": -7},
+        {"pid": 72, "policy": "deadline", "value": 1000000, "deadline": 10000000,
+         "period": 100000000}]
