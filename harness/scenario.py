@@ -1,0 +1,109 @@
+"""Parse and check a guest scenario file on the host, before anything boots.
+
+One task per line, `<policy> <value> [extra]`; blank lines and lines whose
+first non-blank character is `#` are ignored (see
+harness/scenarios/default.scenario). The guest init starts the same tasks
+from the same file; every range checked here is one the guest kernel (6.1)
+would otherwise refuse at run time.
+"""
+
+import re
+from pathlib import Path
+
+from .errors import HarnessError
+
+NICE_RANGE = (-20, 19)          # include/linux/sched/prio.h: MIN_NICE, MAX_NICE
+RT_RANGE = (1, 99)              # __sched_setscheduler(): 1..MAX_RT_PRIO-1 for FIFO/RR
+# __checkparam_dl() (kernel/sched/deadline.c): runtime >= 1 << DL_SCALE (1024 ns),
+# runtime <= deadline <= period, period within sysctl_sched_dl_period_min/max
+# (100 us and 1 << 22 us by default).
+DL_MIN_RUNTIME = 1 << 10
+DL_PERIOD_RANGE = (100 * 1000, (1 << 22) * 1000)
+# Admission control (sched_dl_overflow()): the deadline tasks of the guest's
+# one CPU may use at most sched_rt_runtime_us / sched_rt_period_us = 95 %.
+DL_MAX_BANDWIDTH = 0.95
+
+# policy -> (number of integers after the policy, range of the first one)
+POLICIES = {
+    "nice": (1, NICE_RANGE),        # SCHED_OTHER, set by busybox renice
+    "batch": (1, NICE_RANGE),       # SCHED_BATCH, set by ksymlab-sched
+    "idle": (1, NICE_RANGE),        # SCHED_IDLE
+    "fifo": (1, RT_RANGE),          # SCHED_FIFO
+    "rr": (1, RT_RANGE),            # SCHED_RR
+    "deadline": (3, None),          # SCHED_DEADLINE runtime, deadline, period (ns)
+}
+USAGE = {
+    "deadline": "deadline RUNTIME_NS DEADLINE_NS PERIOD_NS",
+    "fifo": "fifo PRIORITY", "rr": "rr PRIORITY",
+}
+INT = re.compile(r"-?[0-9]+\Z")
+
+
+def _task(words):
+    """One line's task as a dict, or a message saying what is wrong with it."""
+    policy, args = words[0], words[1:]
+    if policy not in POLICIES:
+        return f"unknown policy {policy!r} (known: {', '.join(POLICIES)})"
+    count, bounds = POLICIES[policy]
+    usage = USAGE.get(policy, f"{policy} NICE")
+    if len(args) != count:
+        return f"{policy} takes {count} number{'s' if count > 1 else ''} ({usage})"
+    bad = [a for a in args if not INT.match(a)]
+    if bad:
+        return f"{bad[0]!r} is not an integer ({usage})"
+    nums = [int(a) for a in args]
+    task = {"policy": policy, "value": nums[0]}
+    if bounds and not bounds[0] <= nums[0] <= bounds[1]:
+        what = {"nice": "nice", "fifo": "fifo priority", "rr": "rr priority"}.get(
+            policy, f"{policy} nice")
+        return f"{what} {nums[0]} out of range {bounds[0]}..{bounds[1]}"
+    if policy == "deadline":
+        runtime, deadline, period = nums
+        if runtime < DL_MIN_RUNTIME:
+            return f"deadline runtime {runtime} ns is below {DL_MIN_RUNTIME} ns"
+        if not runtime <= deadline <= period:
+            return (f"deadline needs runtime <= deadline <= period, got {runtime} "
+                    f"{deadline} {period}")
+        if not DL_PERIOD_RANGE[0] <= period <= DL_PERIOD_RANGE[1]:
+            return (f"deadline period {period} ns out of range "
+                    f"{DL_PERIOD_RANGE[0]}..{DL_PERIOD_RANGE[1]}")
+        task.update(deadline=deadline, period=period)
+    return task
+
+
+def parse_text(text, name="scenario"):
+    """The tasks of a scenario text; HarnessError('usage', '<name>:<line>: ...')."""
+    tasks = []
+    bandwidth = 0.0
+    for lineno, line in enumerate(text.split("\n"), 1):
+        where = f"{name}:{lineno}"
+        if "\r" in line:
+            raise HarnessError("usage", f"{where}: carriage return in the line "
+                               "(the guest shell would keep it); use Unix line ends")
+        words = line.split()
+        if not words or words[0].startswith("#"):
+            continue
+        task = _task(words)
+        if isinstance(task, str):
+            raise HarnessError("usage", f"{where}: {task}: {line.strip()!r}")
+        if task["policy"] == "deadline":
+            bandwidth += task["value"] / task["period"]
+            if bandwidth > DL_MAX_BANDWIDTH:
+                raise HarnessError("usage", f"{where}: deadline tasks would need "
+                                   f"{bandwidth:.0%} of the guest's CPU, admission control "
+                                   f"allows {DL_MAX_BANDWIDTH:.0%}: {line.strip()!r}")
+        task["line"] = lineno
+        tasks.append(task)
+    return tasks
+
+
+def parse(path):
+    """Read and check a scenario file; return its tasks."""
+    path = Path(path)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except OSError as e:
+        raise HarnessError("usage", f"{path}: cannot read the scenario: {e.strerror}") from e
+    except UnicodeDecodeError as e:
+        raise HarnessError("usage", f"{path}: scenario is not UTF-8 text ({e.reason})") from e
+    return parse_text(text, str(path))
