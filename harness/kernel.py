@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,21 +65,29 @@ def _file_digest(path):
     return h.hexdigest()
 
 
-def tree_key(variant, tarball=None):
-    """sha256 over the tarball, the series (names and contents) and the config fragments."""
+def _key(tarball_digest, patches, fragments):
+    h = hashlib.sha256()
+    h.update(RECIPE.encode() + b"\0")
+    h.update(b"tarball\0" + tarball_digest.encode() + b"\0")
+    for p in patches:
+        h.update(b"patch\0" + p.name.encode() + b"\0" + p.read_bytes() + b"\0")
+    for frag in fragments:
+        h.update(b"config\0" + frag.encode() + b"\0" + (paths.KCONFIG / frag).read_bytes() + b"\0")
+    h.update(" ".join(MAKE_TARGETS).encode())
+    return h.hexdigest()[:20]
+
+
+def _tarball_digest(tarball):
     tarball = Path(tarball or paths.KERNEL_TARBALL)
     if not tarball.is_file():
         raise HarnessError("extract", f"{tarball}: kernel source tarball not found "
                            "(install linux-source-6.1)")
-    h = hashlib.sha256()
-    h.update(RECIPE.encode() + b"\0")
-    h.update(b"tarball\0" + _file_digest(str(tarball)).encode() + b"\0")
-    for p in variant.patches():
-        h.update(b"patch\0" + p.name.encode() + b"\0" + p.read_bytes() + b"\0")
-    for frag in variant.fragments:
-        h.update(b"config\0" + frag.encode() + b"\0" + (paths.KCONFIG / frag).read_bytes() + b"\0")
-    h.update(" ".join(MAKE_TARGETS).encode())
-    return h.hexdigest()[:20]
+    return _file_digest(str(tarball))
+
+
+def tree_key(variant, tarball=None):
+    """sha256 over the tarball, the series (names and contents) and the config fragments."""
+    return _key(_tarball_digest(tarball), variant.patches(), variant.fragments)
 
 
 def _make_env():
@@ -93,8 +102,11 @@ def _make_env():
                CCACHE_BASEDIR=str(paths.cache_root() / "trees"),
                CCACHE_NOHASHDIR="true", CCACHE_MAXSIZE="5G")
     # Fixed build identity: the same inputs give the same uname -v and vermagic.
+    # KBUILD_BUILD_VERSION pins the "#1" that init/build-version would count
+    # up in .version on every relink (a derived tree relinks a copied one).
     env.update(KBUILD_BUILD_TIMESTAMP="Thu Apr  9 15:35:39 UTC 2020",
-               KBUILD_BUILD_USER="ksymlab", KBUILD_BUILD_HOST="ksymlab", LC_ALL="C")
+               KBUILD_BUILD_USER="ksymlab", KBUILD_BUILD_HOST="ksymlab",
+               KBUILD_BUILD_VERSION="1", LC_ALL="C")
     env.pop("ARCH", None)
     env.pop("CROSS_COMPILE", None)
     return env
@@ -105,17 +117,22 @@ def _extract(tarball, dest, log):
     dest.mkdir(parents=True)
     t = run_logged("extract", ["tar", "-xf", tarball, "-C", dest, "--strip-components=1"], log)
     say("extract", f"done in {t:.0f} s")
+    return t
 
 
-def _apply_series(variant, src, log):
-    patches = variant.patches()
-    for i, p in enumerate(patches, 1):
-        say("patch", f"{variant.name} {i}/{len(patches)}: {p.name}")
+def _apply_series(variant, src, log, patches=None, first=1):
+    """Apply `patches` (default: the whole series), numbered from `first` in the progress lines."""
+    start = time.monotonic()
+    patches = variant.patches() if patches is None else patches
+    total = first - 1 + len(patches)
+    for i, p in enumerate(patches, first):
+        say("patch", f"{variant.name} {i}/{total}: {p.name}")
         # --check first so a patch that does not apply leaves no half-applied hunks.
         run_logged("patch", ["git", "apply", "--check", "--verbose", p], log, cwd=src)
         run_logged("patch", ["git", "apply", p], log, cwd=src)
-    if not patches:
+    if total == 0:
         say("patch", f"{variant.name}: empty series, stock tree")
+    return time.monotonic() - start
 
 
 def _requested_options(fragment_text):
@@ -142,19 +159,25 @@ def check_config(fragment_text, config_text):
     return bad
 
 
+def _check_fragments(variant, src, log):
+    config = (src / ".config").read_text()
+    bad = []
+    for f in variant.fragments:
+        bad += check_config((paths.KCONFIG / f).read_text(), config)
+    if bad:
+        raise HarnessError("configure", "; ".join(bad), log)
+
+
 def _configure(variant, src, log, env):
+    start = time.monotonic()
     say("configure", "tinyconfig + " + ", ".join(variant.fragments))
     run_logged("configure", ["make", "tinyconfig"], log, cwd=src, env=env)
     frags = [paths.KCONFIG / f for f in variant.fragments]
     run_logged("configure", ["scripts/kconfig/merge_config.sh", "-m", ".config", *frags],
                log, cwd=src, env=env)
     run_logged("configure", ["make", "olddefconfig"], log, cwd=src, env=env)
-    config = (src / ".config").read_text()
-    bad = []
-    for f in frags:
-        bad += check_config(f.read_text(), config)
-    if bad:
-        raise HarnessError("configure", "; ".join(bad), log)
+    _check_fragments(variant, src, log)
+    return time.monotonic() - start
 
 
 def _build(src, log, env, label):
@@ -176,18 +199,168 @@ def _build(src, log, env, label):
     return t
 
 
+# Derived builds. A variant whose series extends the series of a tree that is
+# already built (same tarball, recipe, make targets and config fragments:
+# the base's key is this variant's key computed over a shorter series) starts
+# from a copy of that complete tree, applies only the remaining patches and
+# runs the same make. Why the result is the tree a fresh build would give,
+# and why no variant can pick up another's object:
+#  - sources: the copy holds the tarball plus the first n patches; applying
+#    patches n+1.. with git apply gives byte for byte the files a fresh
+#    extract plus the whole series gives. The base tree itself is only read.
+#  - configuration: .config comes from tinyconfig + the fragments over the
+#    Kconfig files, which are identical unless a remaining patch touches a
+#    configuration input (then there is no derivation, see
+#    _config_inputs_touched); check_config still checks the copied .config.
+#  - objects: every file git apply writes is newer than anything the base
+#    build produced, and Kbuild rebuilds a target when a prerequisite is newer
+#    or its command line changed; fixdep lists every header (and CONFIG_
+#    symbol) each object read, so each object that depends on a patched file
+#    is recompiled, links and Module.symvers are redone, and what is left
+#    untouched was built from identical inputs. ccache (keyed on preprocessed
+#    text and flags) only returns an object for identical preprocessed input.
+#  - paths: only tools/ (objtool) records the absolute tree path in its
+#    .cmd files; those are rewritten to the new path, otherwise objtool is
+#    rebuilt and every object (which depends on it) recompiles. The
+#    vmlinux-gdb.py symlink is absolute and is recreated by make scripts_gdb.
+#    DWARF comp_dir of copied objects names the base tree, as ccache hits
+#    already do.
+#  - build number: KBUILD_BUILD_VERSION keeps uname -v at "#1" on relink.
+#  - concurrency: the base is copied under its lock and only while its
+#    manifest exists, so neither a half-built nor a half-removed tree is copied.
+
+@dataclass(frozen=True)
+class Base:
+    key: str
+    variant: str        # the variant named in its manifest
+    src: Path
+    n_patches: int      # how many of the derived variant's patches it already holds
+
+
+# A patch touching one of these may change what tinyconfig + fragments give,
+# so a tree built before it is not a valid starting point.
+_CONFIG_INPUTS = (re.compile(r"(^|/)Kconfig[^/]*$"), re.compile(r"^Makefile$"),
+                  re.compile(r"^scripts/kconfig/"), re.compile(r"^scripts/[^/]+\.sh$"),
+                  re.compile(r"^kernel/configs/"), re.compile(r"^arch/[^/]+/configs/"),
+                  re.compile(r"^arch/[^/]+/Makefile$"))
+
+
+def _patched_paths(patch):
+    out = []
+    for line in patch.read_text(errors="replace").splitlines():
+        m = re.match(r"^diff --git a/(\S+) b/(\S+)$", line)
+        if m:
+            out += [m.group(1), m.group(2)]
+    return out
+
+
+def _config_inputs_touched(patches):
+    """Paths in `patches` that can change the configuration step's result."""
+    return sorted({f for p in patches for f in _patched_paths(p)
+                   if any(r.search(f) for r in _CONFIG_INPUTS)})
+
+
+def find_base(variant, tarball=None):
+    """The complete cached tree whose series is the longest proper prefix of this one's.
+
+    Candidates are keyed exactly like tree_key() with the series cut short, so
+    a different tarball, recipe, target list or config fragment never matches.
+    Returns None when there is none or when a remaining patch touches a
+    configuration input.
+    """
+    patches = variant.patches()
+    digest = _tarball_digest(tarball)
+    trees = paths.cache_root() / "trees"
+    for n in range(len(patches) - 1, -1, -1):
+        key = _key(digest, patches[:n], variant.fragments)
+        manifest = trees / key / "manifest.json"
+        if not manifest.is_file():
+            continue
+        touched = _config_inputs_touched(patches[n:])
+        if touched:
+            say("kernel", f"{variant.name}: not deriving from tree {key}: the remaining "
+                          f"patches touch configuration inputs ({', '.join(touched[:3])})")
+            return None
+        try:
+            name = json.loads(manifest.read_text()).get("variant", "?")
+        except (OSError, ValueError):
+            continue
+        return Base(key, name, trees / key / "linux", n)
+    return None
+
+
+def rewrite_tool_paths(src, old, new):
+    """Replace the absolute tree path `old` by `new` in tools/ build records.
+
+    tools/ (objtool and its libsubcmd) is built with absolute target names;
+    its .cmd and .d files must name the new tree or make rebuilds objtool.
+    Modification times are kept. Returns the rewritten files.
+    """
+    olds = {os.path.realpath(old), os.path.abspath(old)}
+    new_b = os.path.realpath(new).encode()
+    done = []
+    for f in sorted((Path(src) / "tools").rglob(".*")):
+        if not (f.name.endswith((".cmd", ".d")) and f.is_file() and not f.is_symlink()):
+            continue
+        data = f.read_bytes()
+        out = data
+        for o in olds:
+            out = out.replace(o.encode(), new_b)
+        if out != data:
+            st = f.stat()
+            f.write_bytes(out)
+            os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
+            done.append(f)
+    return done
+
+
+def _copy_base(base, root, dest):
+    """cp -a the base's tree to `dest` under the base's lock; seconds, or None if it vanished."""
+    with open(root.parent / f"{base.key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_SH)
+        if not (root.parent / base.key / "manifest.json").is_file():
+            return None
+        start = time.monotonic()
+        p = subprocess.run(["cp", "-a", "--", str(base.src), str(dest)], stdin=subprocess.DEVNULL,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        if p.returncode != 0:
+            shutil.rmtree(root, ignore_errors=True)
+            why = (p.stderr.strip().splitlines() or [f"exit status {p.returncode}"])[0]
+            raise HarnessError("build", f"copying base tree {base.key} ({base.variant}) to "
+                               f"{dest} failed, incomplete tree removed: {why}")
+        return time.monotonic() - start
+
+
+def build_order(selected):
+    """Fewer patches first (stable), so bases are built before the variants derived from them."""
+    def n(v):
+        try:
+            return len(v.patches())
+        except HarnessError:        # prepare() reports it
+            return 0
+    return sorted(selected, key=n)
+
+
+def manifest(tree):
+    """The manifest of a built tree as a dict ({} when unreadable)."""
+    try:
+        return json.loads((tree.root / "manifest.json").read_text())
+    except (OSError, ValueError):
+        return {}
+
+
 def prepare(variant, index=1, total=1, tarball=None):
     """Return the built Tree for `variant`, building it only when its key is new."""
     tarball = Path(tarball or paths.KERNEL_TARBALL)
     key = tree_key(variant, tarball)
     root = paths.cache_root() / "trees" / key
     tree = Tree(variant.name, key, root, root / "linux")
-    manifest = root / "manifest.json"
+    manifest_file = root / "manifest.json"
     label = f"{variant.name} ({index}/{total})"
     root.parent.mkdir(parents=True, exist_ok=True)
     with open(root.parent / f"{key}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if manifest.exists():
+        if manifest_file.exists():
             say("kernel", f"{label}: cached tree {key}")
             return tree
         if root.exists():
@@ -196,17 +369,43 @@ def prepare(variant, index=1, total=1, tarball=None):
         root.mkdir(parents=True)
         env = _make_env()
         start = time.monotonic()
-        _extract(tarball, tree.src, root / "extract.log")
-        _apply_series(variant, tree.src, root / "patch.log")
-        _configure(variant, tree.src, root / "configure.log", env)
-        build_s = _build(tree.src, root / "build.log", env, label)
+        patches = variant.patches()
+        steps, base = {}, find_base(variant, tarball)
+        if base is not None:
+            rest = patches[base.n_patches:]
+            say("kernel", f"{label}: deriving from {base.variant} tree {base.key}, "
+                          f"{len(rest)} patch{'es' if len(rest) != 1 else ''} to apply")
+            copy_s = _copy_base(base, root, tree.src)
+            if copy_s is None:
+                say("kernel", f"{label}: base tree {base.key} is gone, building from scratch")
+                base = None
+            else:
+                steps["copy"] = copy_s
+                say("kernel", f"{label}: copied {base.key} in {copy_s:.0f} s")
+                rewrite_tool_paths(tree.src, base.src, tree.src)
+                gdb_link = tree.src / "vmlinux-gdb.py"
+                if gdb_link.is_symlink():
+                    gdb_link.unlink()       # absolute, into the base; make scripts_gdb relinks
+                steps["patch"] = _apply_series(variant, tree.src, root / "patch.log",
+                                               rest, base.n_patches + 1)
+                start_c = time.monotonic()
+                _check_fragments(variant, tree.src, root / "configure.log")
+                steps["configure"] = time.monotonic() - start_c
+        if base is None:
+            steps["extract"] = _extract(tarball, tree.src, root / "extract.log")
+            steps["patch"] = _apply_series(variant, tree.src, root / "patch.log")
+            steps["configure"] = _configure(variant, tree.src, root / "configure.log", env)
+        steps["build"] = _build(tree.src, root / "build.log", env, label)
         for need in (tree.vmlinux, tree.bzimage, tree.gdb_script, tree.gen_init_cpio, tree.symvers):
             if not need.exists():
                 raise HarnessError("build", f"{need} missing after a successful make", root / "build.log")
-        manifest.write_text(json.dumps({
+        manifest_file.write_text(json.dumps({
             "key": key, "variant": variant.name, "tarball": str(tarball),
-            "patches": [p.name for p in variant.patches()],
-            "build_seconds": round(build_s, 1),
+            "patches": [p.name for p in patches],
+            "derived_from": base.key if base else None,
+            "derived_from_variant": base.variant if base else None,
+            "steps": {k: round(v, 1) for k, v in steps.items()},
+            "build_seconds": round(steps["build"], 1),
             "total_seconds": round(time.monotonic() - start, 1),
         }, indent=2) + "\n")
         return tree

@@ -1,3 +1,4 @@
+import os
 import shutil
 
 import pytest
@@ -61,3 +62,136 @@ def test_unknown_variant_is_usage_error():
     with pytest.raises(HarnessError) as e:
         variants.select(["exports", "nope"])
     assert e.value.exit_status == 2
+
+
+# Derived builds: which cached tree a variant may start from.
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    root = tmp_path / "cache"
+    monkeypatch.setenv("KSYMLAB_CACHE", str(root))
+    return root
+
+
+@pytest.fixture
+def tarball(tmp_path):
+    t = tmp_path / "linux.tar.xz"
+    t.write_bytes(b"a fake tarball")
+    return t
+
+
+def fake_tree(cache, variant, tarball, complete=True):
+    """A cached tree directory for `variant`, with a manifest when `complete`."""
+    key = kernel.tree_key(variant, tarball)
+    (cache / "trees" / key / "linux").mkdir(parents=True)
+    if complete:
+        (cache / "trees" / key / "manifest.json").write_text(
+            f'{{"key": "{key}", "variant": "{variant.name}"}}\n')
+    return key
+
+
+def test_base_is_longest_cached_prefix(patches, cache, tarball):
+    V = variants.VARIANTS
+    stock = fake_tree(cache, V["stock"], tarball)
+    exports = fake_tree(cache, V["exports"], tarball)
+    base = kernel.find_base(V["bpf13"], tarball)
+    assert (base.key, base.variant, base.n_patches) == (exports, "exports", 7)
+    assert base.src == cache / "trees" / exports / "linux"
+    base = kernel.find_base(V["kallsyms"], tarball)
+    assert (base.key, base.n_patches) == (stock, 0)
+    assert kernel.find_base(V["stock"], tarball) is None      # no proper prefix of nothing
+    # a variant is never its own base
+    assert kernel.find_base(V["exports"], tarball).key == stock
+
+
+def test_incomplete_tree_is_never_a_base(patches, cache, tarball):
+    V = variants.VARIANTS
+    stock = fake_tree(cache, V["stock"], tarball)
+    fake_tree(cache, V["exports"], tarball, complete=False)
+    assert kernel.find_base(V["bpf13"], tarball).key == stock
+    (cache / "trees" / stock / "manifest.json").unlink()
+    assert kernel.find_base(V["bpf13"], tarball) is None
+
+
+def test_different_fragments_or_tarball_never_a_base(patches, cache, tarball, tmp_path):
+    V = variants.VARIANTS
+    fake_tree(cache, V["stock"], tarball)
+    fake_tree(cache, V["exports"], tarball)
+    # debug has the exports series but adds debug.config: neither tree fits
+    assert kernel.find_base(V["debug"], tarball) is None
+    other = tmp_path / "other.tar.xz"
+    other.write_bytes(b"another tarball")
+    assert kernel.find_base(V["bpf13"], other) is None
+    # a stock tree with debug's fragments is a base for debug
+    stock_debug = variants.Variant("stock", "kprobe", "", series_name="stock",
+                                   fragments=V["debug"].fragments)
+    key = fake_tree(cache, stock_debug, tarball)
+    assert kernel.find_base(V["debug"], tarball).key == key
+
+
+def test_no_base_when_remaining_patch_touches_kconfig(patches, cache, tarball):
+    V = variants.VARIANTS
+    fake_tree(cache, V["exports"], tarball)
+    extra = patches / "bpf13" / "0009-kconfig.patch"
+    extra.write_text("diff --git a/kernel/bpf/Kconfig b/kernel/bpf/Kconfig\n"
+                     "--- a/kernel/bpf/Kconfig\n+++ b/kernel/bpf/Kconfig\n")
+    series = patches / "bpf13" / "series"
+    series.write_text(series.read_text() + "0009-kconfig.patch\n")
+    assert kernel.find_base(V["bpf13"], tarball) is None
+    assert kernel._config_inputs_touched([extra]) == ["kernel/bpf/Kconfig"]
+    assert kernel._config_inputs_touched(V["exports"].patches()) == []
+
+
+def test_build_order_puts_bases_first(patches):
+    order = kernel.build_order(variants.select(variants.DEFAULT))
+    assert [v.name for v in order] == ["stock", "kallsyms", "exports", "bpf13"]
+    order = kernel.build_order(variants.select(["bpf13", "debug", "exports"]))
+    assert [v.name for v in order] == ["debug", "exports", "bpf13"]
+
+
+def test_objtool_cmd_paths_follow_the_copy(tmp_path):
+    old = tmp_path / "trees" / "aaaa" / "linux"
+    new = tmp_path / "trees" / "bbbb" / "linux"
+    obj = new / "tools" / "objtool"
+    (obj / "arch" / "x86").mkdir(parents=True)
+    cmd = obj / ".check.o.cmd"
+    cmd.write_text(f"cmd_{old}/tools/objtool/check.o := gcc -I{old}/tools/include -c check.c\n"
+                   f"deps_{old}/tools/objtool/check.o := \\\n  {old}/tools/include/x.h\n")
+    nested = obj / "arch" / "x86" / ".decode.o.cmd"
+    nested.write_text(f"cmd_{old}/tools/objtool/arch/x86/decode.o := gcc\n")
+    source = obj / "check.c"                     # not a build record: left alone
+    source.write_text(f"/* {old} */\n")
+    untouched = obj / ".elf.o.cmd"
+    untouched.write_text("cmd_elf.o := gcc\n")
+    os.utime(cmd, ns=(1_000_000_000, 1_234_567_891_000))
+    done = kernel.rewrite_tool_paths(new, old, new)
+    assert sorted(done) == sorted([cmd, nested])
+    assert str(old) not in cmd.read_text() and cmd.read_text().count(str(new)) == 4
+    assert nested.read_text() == f"cmd_{new}/tools/objtool/arch/x86/decode.o := gcc\n"
+    assert source.read_text() == f"/* {old} */\n"
+    assert untouched.read_text() == "cmd_elf.o := gcc\n"
+    assert cmd.stat().st_mtime_ns == 1_234_567_891_000     # make must not see a new record
+
+
+def test_copy_failure_is_a_build_error_and_removes_the_tree(cache):
+    trees = cache / "trees"
+    (trees / "base").mkdir(parents=True)
+    (trees / "base" / "manifest.json").write_text("{}")      # complete, but linux/ is missing
+    root = trees / "derived"
+    root.mkdir()
+    base = kernel.Base("base", "stock", trees / "base" / "linux", 0)
+    with pytest.raises(HarnessError) as e:
+        kernel._copy_base(base, root, root / "linux")
+    assert e.value.step == "build" and "copying base tree base (stock)" in e.value.message
+    assert len(e.value.one_line().splitlines()) == 1
+    assert not root.exists()
+
+
+def test_vanished_base_is_not_copied(cache):
+    trees = cache / "trees"
+    (trees / "base" / "linux").mkdir(parents=True)           # no manifest: being removed
+    root = trees / "derived"
+    root.mkdir()
+    base = kernel.Base("base", "stock", trees / "base" / "linux", 0)
+    assert kernel._copy_base(base, root, root / "linux") is None
+    assert not (root / "linux").exists()
