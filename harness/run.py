@@ -88,15 +88,21 @@ def run(names, scenario=None, kvm=False, append="", runs_root=None,
            "verdict": "fail", "variants": {}}
     first_error = None
     trees = {}
-    for i, v in enumerate(selected, 1):
+    for i, v in enumerate(kernel.build_order(selected), 1):
+        # Bases first (fewer patches), so a tree can derive from one built just before.
         vdir = rundir / v.name
         vdir.mkdir()
         entry = {"description": v.description, "module_mode": v.module_mode,
                  "series": [p.name for p in v.patches()], "verdict": "fail", "error": None,
                  "symbols": [], "values": [], "notes": []}
         rep["variants"][v.name] = entry
+        rep["variants"] = {s.name: rep["variants"][s.name] for s in selected   # report order
+                           if s.name in rep["variants"]}
         try:
+            t0 = time.monotonic()
             trees[v.name] = kernel.prepare(v, i, len(selected))
+            rep.setdefault("timings", {}).setdefault("kernel", {})[v.name] = \
+                round(time.monotonic() - t0, 1)
             entry["tree_key"] = trees[v.name].key
         except HarnessError as err:
             entry["error"] = _error_entry(err, vdir)
