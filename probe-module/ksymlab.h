@@ -4,6 +4,7 @@
 
 #include <linux/mmzone.h>
 #include <linux/mutex.h>
+#include <linux/proc_fs.h>
 #include <linux/seq_file.h>
 #include <linux/sched.h>
 #include <linux/types.h>
@@ -54,10 +55,20 @@ void ksymlab_set_unavailable(enum ksymlab_sampler s, const char *why);
 #define KSYMLAB_MAX_FRAMES	32
 #define KSYMLAB_MAX_BDEVS	32
 #define KSYMLAB_NAME_LEN	32
+#define KSYMLAB_MAX_PAGEBLOCKS	1024
 
 struct ksymlab_prio_sample {
 	pid_t pid;
 	int prio;
+	unsigned int policy;
+	char comm[TASK_COMM_LEN];
+};
+
+struct ksymlab_pageblock_sample {
+	unsigned long pfn;
+	u8 nid;
+	u8 zid;
+	u8 mt;
 };
 
 struct ksymlab_bdev_sample {
@@ -75,10 +86,18 @@ struct ksymlab_wb_sample {
 	unsigned long bdp_limit;
 };
 
+/*
+ * prio and pageblocks come from one snapshot (snapshot.c), taken with
+ * interrupts off and ended by ksymlab_snapshot_taken(), so that a debugger
+ * stopped there sees them and the state they were read from at one instant.
+ */
 struct ksymlab_results {
 	u32 magic;
+	u32 snapshot_seq;
 	u32 nr_prio;
 	struct ksymlab_prio_sample prio[KSYMLAB_MAX_TASKS];
+	u32 nr_pageblocks;
+	struct ksymlab_pageblock_sample pageblocks[KSYMLAB_MAX_PAGEBLOCKS];
 	u32 mt_hist[MAX_NR_ZONES][MIGRATE_TYPES];
 	u32 nr_frames;
 	pid_t frames_pid;
@@ -92,6 +111,12 @@ struct ksymlab_results {
 
 extern struct ksymlab_results ksymlab_results;
 extern struct mutex ksymlab_results_lock;
+
+void ksymlab_snapshot(void);
+void ksymlab_snapshot_taken(u32 seq);
+void ksymlab_snapshot_prio(void);
+void ksymlab_snapshot_pageblocks(void);
+extern const struct proc_ops ksymlab_snapshot_ops;
 
 int ksymlab_prio_show(struct seq_file *m, void *v);
 int ksymlab_migratetype_show(struct seq_file *m, void *v);

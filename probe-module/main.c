@@ -118,6 +118,10 @@ static int __init ksymlab_init(void)
 			goto fail;
 		}
 	}
+	if (!proc_create("snapshot", 0200, ksymlab_dir, &ksymlab_snapshot_ops)) {
+		ret = -ENOMEM;
+		goto fail;
+	}
 	pr_info("loaded, mode %s\n", ksymlab_mode());
 	return 0;
 fail:

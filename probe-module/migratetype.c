@@ -12,19 +12,19 @@
 
 #include "ksymlab.h"
 
-static void ksymlab_zone_blocks(struct seq_file *m, struct zone *zone,
-				int zid, int nid)
+static void ksymlab_zone_blocks(struct zone *zone, int zid, int nid)
 {
 	unsigned long pfn, end = zone_end_pfn(zone);
 	u32 *hist = ksymlab_results.mt_hist[zid];
-	int mt;
 
 	/*
 	 * Step from the zone's first pfn, as /proc/pagetypeinfo does: a zone
 	 * that starts inside a pageblock (DMA32 at pfn 1) still owns that block.
 	 */
 	for (pfn = zone->zone_start_pfn; pfn < end; pfn += pageblock_nr_pages) {
+		struct ksymlab_pageblock_sample *s;
 		struct page *page;
+		unsigned long mt;
 
 		if (!pfn_valid(pfn))
 			continue;
@@ -32,21 +32,24 @@ static void ksymlab_zone_blocks(struct seq_file *m, struct zone *zone,
 		if (page_zone(page) != zone)
 			continue;
 		mt = ksymlab_pfnblock_flags(page, pfn, MIGRATETYPE_MASK);
-		if (mt >= 0 && mt < MIGRATE_TYPES)
+		if (mt < MIGRATE_TYPES)
 			hist[mt]++;
-		seq_printf(m, "pageblock node=%d zone=%s pfn=0x%lx mt=%d\n",
-			   nid, zone->name, pageblock_start_pfn(pfn), mt);
+		if (ksymlab_results.nr_pageblocks == KSYMLAB_MAX_PAGEBLOCKS)
+			continue;
+		s = &ksymlab_results.pageblocks[ksymlab_results.nr_pageblocks++];
+		s->pfn = pageblock_start_pfn(pfn);
+		s->nid = nid;
+		s->zid = zid;
+		s->mt = mt;
 	}
-	for (mt = 0; mt < MIGRATE_TYPES; mt++)
-		seq_printf(m, "mthist node=%d zone=%s mt=%d count=%u\n",
-			   nid, zone->name, mt, hist[mt]);
 }
 
-int ksymlab_migratetype_show(struct seq_file *m, void *v)
+/* Called by ksymlab_snapshot() with results_lock held and interrupts off. */
+void ksymlab_snapshot_pageblocks(void)
 {
 	int nid, zid;
 
-	mutex_lock(&ksymlab_results_lock);
+	ksymlab_results.nr_pageblocks = 0;
 	memset(ksymlab_results.mt_hist, 0, sizeof(ksymlab_results.mt_hist));
 	for_each_online_node(nid) {
 		pg_data_t *pgdat = NODE_DATA(nid);
@@ -55,7 +58,42 @@ int ksymlab_migratetype_show(struct seq_file *m, void *v)
 			struct zone *zone = &pgdat->node_zones[zid];
 
 			if (populated_zone(zone))
-				ksymlab_zone_blocks(m, zone, zid, nid);
+				ksymlab_zone_blocks(zone, zid, nid);
+		}
+	}
+}
+
+int ksymlab_migratetype_show(struct seq_file *m, void *v)
+{
+	int nid, zid, mt;
+	u32 i;
+
+	mutex_lock(&ksymlab_results_lock);
+	if (!ksymlab_results.snapshot_seq) {
+		mutex_unlock(&ksymlab_results_lock);
+		ksymlab_snapshot();
+		mutex_lock(&ksymlab_results_lock);
+	}
+	seq_printf(m, "snapshot kind=migratetype seq=%u\n",
+		   ksymlab_results.snapshot_seq);
+	for (i = 0; i < ksymlab_results.nr_pageblocks; i++) {
+		const struct ksymlab_pageblock_sample *s;
+
+		s = &ksymlab_results.pageblocks[i];
+		seq_printf(m, "pageblock node=%u zone=%s pfn=0x%lx mt=%u\n",
+			   s->nid, NODE_DATA(s->nid)->node_zones[s->zid].name,
+			   s->pfn, s->mt);
+	}
+	for_each_online_node(nid) {
+		for (zid = 0; zid < MAX_NR_ZONES; zid++) {
+			struct zone *zone = &NODE_DATA(nid)->node_zones[zid];
+
+			if (!populated_zone(zone))
+				continue;
+			for (mt = 0; mt < MIGRATE_TYPES; mt++)
+				seq_printf(m, "mthist node=%d zone=%s mt=%d count=%u\n",
+					   nid, zone->name, mt,
+					   ksymlab_results.mt_hist[zid][mt]);
 		}
 	}
 	mutex_unlock(&ksymlab_results_lock);

@@ -4,34 +4,53 @@
 #include <linux/rcupdate.h>
 #include <linux/sched/signal.h>
 #include <linux/seq_file.h>
+#include <linux/string.h>
 
 #include "ksymlab.h"
 
-int ksymlab_prio_show(struct seq_file *m, void *v)
+/* Called by ksymlab_snapshot() with results_lock held and interrupts off. */
+void ksymlab_snapshot_prio(void)
 {
 	struct task_struct *g, *t;
-	char comm[TASK_COMM_LEN];
 	u32 n = 0;
 
-	mutex_lock(&ksymlab_results_lock);
 	rcu_read_lock();
 	for_each_process_thread(g, t) {
-		int prio = ksymlab_task_prio(t);
+		struct ksymlab_prio_sample *s = &ksymlab_results.prio[n];
 
-		if (n < KSYMLAB_MAX_TASKS) {
-			ksymlab_results.prio[n].pid = task_pid_nr(t);
-			ksymlab_results.prio[n].prio = prio;
-			n++;
-		}
-		__get_task_comm(comm, sizeof(comm), t);
-		seq_printf(m, "prio pid=%d policy=%u prio=%d comm=",
-			   task_pid_nr(t), t->policy, prio);
-		/* comm is last and escaped so any name parses back exactly. */
-		seq_escape(m, comm, " \t\n\\=");
-		seq_putc(m, '\n');
+		if (n == KSYMLAB_MAX_TASKS)
+			break;
+		s->pid = task_pid_nr(t);
+		s->prio = ksymlab_task_prio(t);
+		s->policy = t->policy;
+		/* Unlocked, as tracers copy comm: a rename can race, not a task. */
+		strscpy_pad(s->comm, t->comm, sizeof(s->comm));
+		n++;
 	}
 	rcu_read_unlock();
 	ksymlab_results.nr_prio = n;
+}
+
+int ksymlab_prio_show(struct seq_file *m, void *v)
+{
+	u32 i;
+
+	mutex_lock(&ksymlab_results_lock);
+	if (!ksymlab_results.snapshot_seq) {
+		mutex_unlock(&ksymlab_results_lock);
+		ksymlab_snapshot();
+		mutex_lock(&ksymlab_results_lock);
+	}
+	seq_printf(m, "snapshot kind=prio seq=%u\n", ksymlab_results.snapshot_seq);
+	for (i = 0; i < ksymlab_results.nr_prio; i++) {
+		const struct ksymlab_prio_sample *s = &ksymlab_results.prio[i];
+
+		seq_printf(m, "prio pid=%d policy=%u prio=%d comm=",
+			   s->pid, s->policy, s->prio);
+		/* comm is last and escaped so any name parses back exactly. */
+		seq_escape(m, s->comm, " \t\n\\=");
+		seq_putc(m, '\n');
+	}
 	mutex_unlock(&ksymlab_results_lock);
 	return 0;
 }
