@@ -1,21 +1,37 @@
 # ksymlab: read the ground truth from guest memory while QEMU has the VM halted.
 #
-# Runs inside gdb after vmlinux and the tree's vmlinux-gdb.py are loaded; it
-# attaches to the gdbstub (KSYMLAB_GDB_SOCKET) itself so that a failed attach
-# can never fall back to reading the static vmlinux file. Input (KSYMLAB_GDB_IN, JSON): the symbol names
-# the module reported. Output (KSYMLAB_GDB_OUT, JSON): what gdb read. The
-# comparison is the harness's job; this script only reads.
+# Runs inside gdb after vmlinux and the tree's vmlinux-gdb.py are loaded. It
+# attaches to the gdbstub (KSYMLAB_GDB_SOCKET) itself, so that a failed
+# attach can never fall back to reading the static vmlinux file, loads the
+# probe module's symbols at the section addresses the guest reported, and
+# stops the guest at ksymlab_snapshot_taken(): there the module's snapshot
+# (prio, pageblocks) and the kernel state it was taken from are one instant.
+# Everything else (symbols, block devices, writeback) is static by then.
+#
+# Input (KSYMLAB_GDB_IN, JSON): module path and sections, pageblock order.
+# Output (KSYMLAB_GDB_OUT, JSON): what gdb read; KSYMLAB_GDB_ARMED is created
+# once the breakpoint is set, the harness's cue to let the guest go on.
+# The comparison is the harness's job; this script only reads.
 
 import json
 import os
 
 import gdb
+import linux.device
 import linux.tasks
+import linux.utils
 
 # include/linux/sched/prio.h: MAX_RT_PRIO is MAX_USER_RT_PRIO (100) in 6.1.
 # It is a macro, absent from DWARF, so it is stated here as the oracle's own
 # constant rather than taken from the kernel code under test.
 MAX_RT_PRIO = 100
+# arch/x86/include/asm/sparsemem.h (x86_64): SECTION_SIZE_BITS 27, and
+# PAGE_SHIFT 12, so a memory section holds 2^15 pages. Macros, stated here.
+PFN_SECTION_SHIFT = 27 - 12
+PAGES_PER_SECTION = 1 << PFN_SECTION_SHIFT
+BITS_PER_LONG = 64
+# include/linux/kdev_t.h: MINORBITS 20.
+MINORBITS = 20
 
 
 def symbol_address(name):
@@ -39,6 +55,130 @@ def read_tasks():
     return tasks
 
 
+class Pageblocks:
+    """Migratetypes straight from the mem_section pageblock bitmaps.
+
+    The same arithmetic as the kernel's get_pfnblock_flags_mask(), written
+    from include/linux/mmzone.h and mm/page_alloc.c without calling kernel
+    code: the section's usage->pageblock_flags holds NR_PAGEBLOCK_BITS bits
+    per pageblock, the migratetype in the low bits up to PB_migrate_end.
+    """
+
+    def __init__(self, order):
+        self.order = order
+        self.nr_bits = int(gdb.parse_and_eval("(int)NR_PAGEBLOCK_BITS"))
+        self.mask = (1 << (int(gdb.parse_and_eval("(int)PB_migrate_end")) + 1)) - 1
+        ms_type = gdb.lookup_type("struct mem_section")
+        page_size = 1 << 12
+        self.per_root = page_size // ms_type.sizeof     # SECTIONS_PER_ROOT, EXTREME
+        self.mem_section = gdb.parse_and_eval("mem_section")
+        self.ulong = gdb.lookup_type("unsigned long")
+
+    def section(self, pfn):
+        nr = pfn >> PFN_SECTION_SHIFT
+        root = self.mem_section[nr // self.per_root]
+        if int(root) == 0:
+            return None
+        ms = root[nr % self.per_root]
+        if int(ms["section_mem_map"]) == 0 or int(ms["usage"]) == 0:
+            return None
+        return ms
+
+    def migratetype(self, pfn):
+        ms = self.section(pfn)
+        if ms is None:
+            return None
+        bitidx = ((pfn & (PAGES_PER_SECTION - 1)) >> self.order) * self.nr_bits
+        flags = ms["usage"]["pageblock_flags"]
+        word = int(flags[bitidx // BITS_PER_LONG].cast(self.ulong))
+        return (word >> (bitidx % BITS_PER_LONG)) & self.mask
+
+
+def node_zones():
+    """(nid, zid, zone) of every populated zone; tinyconfig has no NUMA."""
+    try:
+        pgdats = [(0, gdb.parse_and_eval("contig_page_data"))]
+    except gdb.error:
+        nodes = gdb.parse_and_eval("node_data")
+        pgdats = [(n, nodes[n].dereference()) for n in range(int(gdb.parse_and_eval(
+            "nr_online_nodes")))]
+    for nid, pgdat in pgdats:
+        zones = pgdat["node_zones"]
+        lo, hi = zones.type.range()
+        for zid in range(lo, hi + 1):
+            z = zones[zid]
+            if int(z["present_pages"]):
+                yield nid, zid, z
+
+
+def read_pageblocks(order):
+    """Every pageblock of every populated zone, stepped as /proc/pagetypeinfo does."""
+    pb = Pageblocks(order)
+    per_block = 1 << order
+    out = []
+    for nid, zid, z in node_zones():
+        start = int(z["zone_start_pfn"])
+        end = start + int(z["spanned_pages"])
+        for pfn in range(start, end, per_block):
+            mt = pb.migratetype(pfn)
+            if mt is None:
+                continue
+            out.append({"node": nid, "zone": z["name"].string(), "zid": zid,
+                        "pfn": pfn & ~(per_block - 1), "mt": mt})
+    return out
+
+
+def read_block_class():
+    """Every device of the block class: disks and partitions, by the class's klist."""
+    bdev_type = gdb.lookup_type("struct block_device").pointer()
+    disk_type = symbol_address("disk_type")
+    part_type = symbol_address("part_type")
+    out = []
+    for dev in linux.device.class_for_each_device(gdb.parse_and_eval("block_class")):
+        kind = {disk_type: "disk", part_type: "part"}.get(int(dev["type"]), "other")
+        # Disks and partitions are both the bd_device of a block_device in 6.1.
+        bdev = linux.utils.container_of(dev, bdev_type, "bd_device")
+        devt = int(dev["devt"])
+        out.append({"name": linux.device.dev_name(dev), "type": kind,
+                    "dev": f"{devt >> MINORBITS}:{devt & ((1 << MINORBITS) - 1)}",
+                    "sectors": int(bdev["bd_nr_sectors"])})
+    return out
+
+
+def read_results():
+    """The module's own ksymlab_results, through the module's DWARF types."""
+    r = gdb.parse_and_eval("ksymlab_results")
+    prio = []
+    for i in range(int(r["nr_prio"])):
+        s = r["prio"][i]
+        prio.append({"pid": int(s["pid"]), "prio": int(s["prio"]),
+                     "policy": int(s["policy"]),
+                     "comm": s["comm"].string(errors="replace")})
+    pageblocks = []
+    for i in range(int(r["nr_pageblocks"])):
+        s = r["pageblocks"][i]
+        pageblocks.append({"pfn": int(s["pfn"]), "node": int(s["nid"]), "zid": int(s["zid"]),
+                           "mt": int(s["mt"])})
+    bdevs = []
+    for i in range(int(r["nr_bdevs"])):
+        s = r["bdevs"][i]
+        devt = int(s["dev"])
+        bdevs.append({"name": s["name"].string(), "sectors": int(s["sectors"]),
+                      "dev": f"{devt >> MINORBITS}:{devt & ((1 << MINORBITS) - 1)}"})
+    wb = r["wb"]
+    return {
+        "addr": int(r.address),
+        "magic": int(r["magic"]),
+        "snapshot_seq": int(r["snapshot_seq"]),
+        "prio": prio,
+        "pageblocks": pageblocks,
+        "bdevs": bdevs,
+        "frames_pid": int(r["frames_pid"]),
+        "frames": [int(r["frames"][i]) for i in range(int(r["nr_frames"]))],
+        "wb": {f.name: int(wb[f.name]) for f in wb.type.fields()},
+    }
+
+
 def attach(socket):
     try:
         gdb.execute(f"target remote {socket}", to_string=True)
@@ -48,19 +188,57 @@ def attach(socket):
         raise SystemExit(f"ksymlab-gdb: {socket}: attached, but the target has no threads")
 
 
+def load_module(ko, sections):
+    """add-symbol-file at the addresses of /sys/module/<name>/sections."""
+    if ".text" not in sections:
+        raise SystemExit("ksymlab-gdb: the guest reported no .text section for the module")
+    args = [f"add-symbol-file {ko} {sections['.text']:#x}"]
+    args += [f"-s {name} {addr:#x}" for name, addr in sorted(sections.items())
+             if name != ".text"]
+    gdb.execute(" ".join(args), to_string=True)
+
+
+def stop_at_snapshot(armed_file):
+    bp = gdb.Breakpoint("ksymlab_snapshot_taken", internal=True)
+    for loc in getattr(bp, "locations", []) or []:
+        print(f"ksymlab-gdb: breakpoint at {loc.address:#x}")
+    print(gdb.execute("info symbol ksymlab_snapshot_taken", to_string=True).strip())
+    print(gdb.execute("x/2i ksymlab_snapshot_taken", to_string=True).strip())
+    with open(armed_file, "w") as f:
+        f.write(f"{bp.location}\n")
+    gdb.execute("continue", to_string=True)
+    frame = gdb.selected_frame()
+    if frame.name() != "ksymlab_snapshot_taken":
+        raise SystemExit(f"ksymlab-gdb: the guest stopped in {frame.name()} at "
+                         f"{frame.pc():#x}, not at ksymlab_snapshot_taken")
+    bp.delete()
+    try:
+        seq = int(gdb.parse_and_eval("seq"))
+    except gdb.error:           # the argument's location may be optimised out
+        seq = None
+    return {"function": frame.name(), "pc": frame.pc(), "seq": seq}
+
+
 def main():
     attach(os.environ["KSYMLAB_GDB_SOCKET"])
     with open(os.environ["KSYMLAB_GDB_IN"]) as f:
         claims = json.load(f)
-    result = {
-        "symbols": {name: symbol_address(name) for name in claims["symbols"]},
-        "tasks": read_tasks(),
-        "dirty_limit": int(gdb.parse_and_eval("global_wb_domain.dirty_limit")),
-        "global_wb_domain": symbol_address("global_wb_domain"),
-    }
+    load_module(claims["module"], {k: int(v) for k, v in claims["sections"].items()})
+    result = {"symbols": {name: symbol_address(name) for name in claims["symbols"]},
+              "_text": symbol_address("_text")}
+    result["stop"] = stop_at_snapshot(os.environ["KSYMLAB_GDB_ARMED"])
+    # The guest is halted inside the snapshot from here on.
+    result["results"] = read_results()
+    result["tasks"] = read_tasks()
+    result["pageblocks"] = read_pageblocks(claims["pageblock_order"])
+    result["block_class"] = read_block_class()
+    result["dirty_limit"] = int(gdb.parse_and_eval("global_wb_domain.dirty_limit"))
+    result["global_wb_domain"] = symbol_address("global_wb_domain")
     with open(os.environ["KSYMLAB_GDB_OUT"], "w") as f:
         json.dump(result, f, indent=1, sort_keys=True)
-    print(f"ksymlab-gdb: {len(result['symbols'])} symbols, {len(result['tasks'])} tasks read")
+    print(f"ksymlab-gdb: {len(result['symbols'])} symbols, {len(result['tasks'])} tasks, "
+          f"{len(result['pageblocks'])} pageblocks, {len(result['block_class'])} block "
+          f"devices read at snapshot {result['stop']['seq']}")
 
 
 main()

@@ -35,6 +35,8 @@ def main(argv=None):
                    help="module parameters, e.g. simulate_missing=task_prio")
     r.add_argument("--stress", type=int, default=0, metavar="N",
                    help="after sampling, unload and reload the module N times under readers")
+    r.add_argument("--kaslr", action="store_true",
+                   help="boot with KASLR on; gdb relocates vmlinux by the measured slide")
     b = sub.add_parser("build", help="only prepare (extract, patch, configure, build) the kernels")
     b.add_argument("--variants", default=",".join(variants.DEFAULT))
     k = sub.add_parser("key", help="print the cache key of each variant")
@@ -48,7 +50,7 @@ def main(argv=None):
         if args.cmd == "run":
             status, rundir, err = run(names, args.scenario, args.kvm, args.append, args.runs_dir,
                                       args.boot_timeout, args.hang_timeout, args.insmod_args,
-                                      args.stress)
+                                      args.stress, kaslr=args.kaslr)
             if err is not None:
                 print(err.one_line(), file=sys.stderr)
             print(f"report: {rundir / 'report.md'}")

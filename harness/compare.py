@@ -76,82 +76,133 @@ def compare_symbols(data, truth):
     return out
 
 
+def _by_pid(rows):
+    return {r["pid"]: r for r in rows}
+
+
 def compare_prio(data, truth, notes):
+    """Every task of the snapshot: the module's text, its memory, gdb at the same
+    instant, /proc/<pid>/stat (read just after) and the scenario."""
     expectations = {t["pid"]: t for t in data["task"]}
     procstat = {x["pid"]: x["prio"] for x in data["procstat"]}
+    text = _by_pid(data["prio"])
+    memory = _by_pid(truth["results"]["prio"])
     values = []
-    seen = set()
-    for p in data["prio"]:
-        pid = p["pid"]
-        seen.add(pid)
+    for pid in sorted(set(text) | set(memory)):
+        t, m = text.get(pid), memory.get(pid)
         g = truth["tasks"].get(str(pid))
-        entry = {"kind": "prio", "key": f"pid {pid}", "comm": p["comm"],
-                 "module": p["prio"], "gdb": g["prio"] if g else None}
-        agree = g is not None and g["prio"] == p["prio"]
-        if pid in procstat:             # threads other than a leader have no /proc/<pid>
+        entry = {"kind": "prio", "key": f"pid {pid}",
+                 "comm": (t or m)["comm"],
+                 "module": t["prio"] if t else None,
+                 "memory": m["prio"] if m else None,
+                 "gdb": g["prio"] if g else None}
+        agree = (t is not None and m is not None and g is not None
+                 and t["prio"] == m["prio"] == g["prio"])
+        # /proc/<pid>/stat is read after the snapshot; threads other than a
+        # group leader have no /proc/<pid>.
+        if pid in procstat:
             entry["proc_stat"] = procstat[pid]
-            agree = agree and procstat[pid] == p["prio"]
+            agree = agree and procstat[pid] == entry["module"]
         task = expectations.get(pid)
-        if g is None and task is None:
-            # The module sampled while the guest ran; a short-lived thread can
-            # exit before gdb halts the VM. Not checkable, so not a verdict.
-            agree = None
-            notes.append(f"pid {pid} ({p['comm']}) exited before gdb halted the guest")
         if task is not None and expected_prio(task) is not None:
             entry["scenario"] = expected_prio(task)
-            agree = agree and entry["scenario"] == p["prio"]
+            agree = agree and entry["scenario"] == entry["module"]
         entry["agree"] = agree
         values.append(entry)
-    for pid in sorted(set(expectations) - seen):
-        notes.append(f"scenario task pid {pid} missing from the module's prio list")
-        values.append({"kind": "prio", "key": f"pid {pid}", "comm": "sleep", "module": None,
+    for pid in sorted(set(expectations) - set(text)):
+        values.append({"kind": "prio", "key": f"pid {pid}",
+                       "comm": f"scenario {expectations[pid]['policy']}",
+                       "module": None, "memory": None,
                        "gdb": truth["tasks"].get(str(pid), {}).get("prio"),
                        "scenario": expected_prio(expectations[pid]), "agree": False})
-    # pid 0 is the idle task: gdb's walk starts at init_task, the module's
-    # for_each_process_thread() does not visit it.
-    extra = sorted(int(pid) for pid in truth["tasks"] if int(pid) not in seen and pid != "0")
-    if extra:
-        notes.append("tasks in guest memory the module did not list (born after sampling?): "
-                     + ", ".join(str(p) for p in extra))
+    # The snapshot and gdb's walk are the same instant, so a task gdb sees
+    # that the module did not list is a miss. pid 0 is the idle task: gdb's
+    # walk starts at init_task, for_each_process_thread() does not visit it.
+    for pid in sorted(int(p) for p in truth["tasks"]):
+        if pid != 0 and pid not in memory and pid not in text:
+            g = truth["tasks"][str(pid)]
+            values.append({"kind": "prio", "key": f"pid {pid}", "comm": g["comm"],
+                           "module": None, "memory": None, "gdb": g["prio"], "agree": False})
     return values
 
 
-def compare_migratetype(data):
-    """Histogram per zone and migratetype against /proc/pagetypeinfo."""
+def compare_pageblocks(data, truth):
+    """Every pageblock: the module's text and memory against gdb's own bitmap read."""
+    text = {(p["node"], p["pfn"]): p for p in data["pageblock"]}
+    memory = {(p["node"], p["pfn"]): p for p in truth["results"]["pageblocks"]}
+    bitmap = {(p["node"], p["pfn"]): p for p in truth["pageblocks"]}
+    values = []
+    for key in sorted(set(text) | set(memory) | set(bitmap)):
+        t, m, g = text.get(key), memory.get(key), bitmap.get(key)
+        zone = (t or g or {}).get("zone", "?")
+        values.append({"kind": "pageblock", "key": f"{zone} pfn {key[1]:#x}",
+                       "module": t["mt"] if t else None, "memory": m["mt"] if m else None,
+                       "gdb_bitmap": g["mt"] if g else None,
+                       "agree": t is not None and m is not None and g is not None
+                       and t["mt"] == m["mt"] == g["mt"]})
+    return values
+
+
+def compare_migratetype(data, truth=None):
+    """Histogram per zone and migratetype against /proc/pagetypeinfo and gdb's bitmap read."""
     pt = {(x["zone"], x["mt"]): x["count"] for x in data["ptinfo"]}
+    gdb_hist = {}
+    for p in (truth or {}).get("pageblocks", []):
+        gdb_hist[(p["zone"], p["mt"])] = gdb_hist.get((p["zone"], p["mt"]), 0) + 1
     values = []
     for h in data["mthist"]:
         key = (h["zone"], h["mt"])
         if h["count"] == 0 and key not in pt:
             continue              # a migratetype pagetypeinfo does not list (e.g. CMA off)
-        values.append({"kind": "migratetype", "key": f"zone {h['zone']} mt {h['mt']}",
-                       "module": h["count"], "pagetypeinfo": pt.get(key),
-                       "agree": pt.get(key) == h["count"]})
+        entry = {"kind": "migratetype", "key": f"zone {h['zone']} mt {h['mt']}",
+                 "module": h["count"], "pagetypeinfo": pt.get(key)}
+        agree = pt.get(key) == h["count"]
+        if truth is not None:
+            entry["gdb_bitmap"] = gdb_hist.get(key, 0)
+            agree = agree and entry["gdb_bitmap"] == h["count"]
+        entry["agree"] = agree
+        values.append(entry)
     return values
 
 
-def compare_blockdev(data):
-    sysfs = {b["name"]: b for b in data["sysblock"]}
+def compare_blockdev(data, truth=None):
+    """The module's list (text and memory) against sysfs and gdb's walk of the block class."""
+    sysfs = {b["name"]: f"{b['dev']} {b['sectors']}" for b in data["sysblock"]}
+    text = {b["name"]: f"{b['dev']} {b['sectors']}" for b in data["bdev"]}
+    memory = gdb_walk = None
+    if truth is not None:
+        memory = {b["name"]: f"{b['dev']} {b['sectors']}" for b in truth["results"]["bdevs"]}
+        gdb_walk = {b["name"]: f"{b['dev']} {b['sectors']}" for b in truth["block_class"]}
     values = []
-    names = set()
-    for b in data["bdev"]:
-        names.add(b["name"])
-        s = sysfs.get(b["name"])
-        mine = f"{b['dev']} {b['sectors']}"
-        theirs = f"{s['dev']} {s['sectors']}" if s else None
-        values.append({"kind": "blockdev", "key": b["name"], "module": mine, "sysfs": theirs,
-                       "agree": mine == theirs})
-    for name in sorted(set(sysfs) - names):
-        s = sysfs[name]
-        values.append({"kind": "blockdev", "key": name, "module": None,
-                       "sysfs": f"{s['dev']} {s['sectors']}", "agree": False})
+    names = set(text) | set(sysfs) | set(memory or {}) | set(gdb_walk or {})
+    for name in sorted(names):
+        entry = {"kind": "blockdev", "key": name, "module": text.get(name),
+                 "sysfs": sysfs.get(name)}
+        agree = entry["module"] is not None and entry["module"] == entry["sysfs"]
+        if truth is not None:
+            entry["memory"] = memory.get(name)
+            entry["gdb_class"] = gdb_walk.get(name)
+            agree = agree and entry["module"] == entry["memory"] == entry["gdb_class"]
+        entry["agree"] = agree
+        values.append(entry)
     return values
 
 
-def compare_ustack(data):
-    """The program's own return addresses must follow each other in the module's frames."""
+# harness/guest/ustack.c: main() calls level1(), level1() level2(), level2()
+# level3(), which reads the module's file. The return address the program
+# records at depth d lies in the function named here; frame 0 is level3's
+# own syscall.
+USTACK_CALLERS = {0: "level3", 1: "level2", 2: "level1", 3: "main"}
+
+
+def compare_ustack(data, truth=None, names=None):
+    """The program's own return addresses must follow each other in the module's frames;
+    the frames in module memory equal its text; eu-addr2line names them."""
     values = []
+    frames = []
+    pid = None
     for e in sorted(data["ustack-expect"], key=lambda e: e["depth"]):
+        pid = e["pid"]
         frames = [f["ip"] for f in sorted(data["frame"], key=lambda f: f["idx"])
                   if f["pid"] == e["pid"]]
         idx = frames.index(e["ret"]) if e["ret"] in frames else None
@@ -163,6 +214,20 @@ def compare_ustack(data):
     if found != sorted(found) or len(set(found)) != len(found):
         for v in values:
             v["agree"] = False
+    if truth is not None and values:
+        r = truth["results"]
+        mine = " ".join(_hex(f) for f in frames)
+        theirs = " ".join(_hex(f) for f in r["frames"])
+        values.append({"kind": "ustack", "key": "frames in module memory",
+                       "module": mine, "memory": theirs,
+                       "agree": r["frames_pid"] == pid and mine == theirs})
+    if names is not None:
+        for idx, want in USTACK_CALLERS.items():
+            ip = frames[idx] if idx < len(frames) else None
+            got = names.get(ip) if ip is not None else None
+            values.append({"kind": "ustack", "key": f"frame {idx} function",
+                           "module": _hex(ip), "eu_addr2line": got, "program": want,
+                           "agree": got == want})
     return values
 
 
@@ -238,14 +303,32 @@ def compare_stress(data, expected_cycles):
     return values
 
 
-def compare_variant(data, truth, stress_cycles=0, variant=None):
+def compare_results_header(truth):
+    """gdb found the module's results and stopped inside the snapshot they belong to."""
+    r = truth["results"]
+    stop = truth["stop"]
+    return [
+        {"kind": "snapshot", "key": "ksymlab_results magic", "module": f"{r['magic']:#x}",
+         "expected": f"{RESULTS_MAGIC:#x}", "agree": r["magic"] == RESULTS_MAGIC},
+        {"kind": "snapshot", "key": "gdb stopped in", "module": stop["function"],
+         "expected": "ksymlab_snapshot_taken",
+         "agree": stop["function"] == "ksymlab_snapshot_taken"},
+        {"kind": "snapshot", "key": "snapshot sequence at the stop",
+         "module": r["snapshot_seq"], "gdb": stop["seq"],
+         "agree": stop["seq"] is None or stop["seq"] == r["snapshot_seq"]},
+    ]
+
+
+def compare_variant(data, truth, stress_cycles=0, variant=None, ustack_names=None):
     """Build the report entry of one variant: symbols[], values[], samplers, notes, counts."""
     notes = []
     symbols = compare_symbols(data, truth)
-    values = compare_prio(data, truth, notes)
-    values += compare_migratetype(data)
-    values += compare_blockdev(data)
-    values += compare_ustack(data)
+    values = compare_results_header(truth)
+    values += compare_prio(data, truth, notes)
+    values += compare_pageblocks(data, truth)
+    values += compare_migratetype(data, truth)
+    values += compare_blockdev(data, truth)
+    values += compare_ustack(data, truth, ustack_names)
     values += compare_writeback(data, truth)
     values += compare_bpf(data, truth, variant)
     values += compare_stress(data, stress_cycles)

@@ -18,6 +18,7 @@ EXIT = {
     "timeout": 34,
     "guest": 35,         # the guest script reported an error
     "warning": 36,       # the guest kernel printed a WARNING (lockdep included)
+    "reboot": 37,        # the guest reset before it finished (QEMU runs with -no-reboot)
     "gdb": 40,
     "verify": 41,        # a result could not be parsed or compared
 }
@@ -26,11 +27,12 @@ EXIT = {
 class HarnessError(Exception):
     """A failed step: `step` names it and selects the exit status."""
 
-    def __init__(self, step, message, log=None):
+    def __init__(self, step, message, log=None, excerpt=None):
         super().__init__(message)
         self.step = step
         self.message = message
         self.log = log
+        self.excerpt = excerpt      # console lines around a guest fault
 
     @property
     def exit_status(self):

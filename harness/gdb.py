@@ -3,6 +3,7 @@
 import json
 import os
 import subprocess
+import time
 
 from . import paths
 from .errors import HarnessError
@@ -11,14 +12,17 @@ from .progress import say
 VERIFY_SCRIPT = "ksymlab_verify.py"
 
 
-def gdb_argv(tree):
+def gdb_argv(tree, slide=0):
+    # With KASLR on, vmlinux is loaded relocated by the slide the harness
+    # computed from the guest's _text.
+    load = f"file {tree.vmlinux}" if not slide else f"symbol-file -o {slide:#x} {tree.vmlinux}"
     return [
         "gdb", "-nx", "-batch", "-q",
         # vmlinux-gdb.py is sourced explicitly below, after vmlinux is loaded.
         "-iex", "set auto-load python-scripts off",
         "-ex", "set pagination off",
         "-ex", "set confirm off",
-        "-ex", f"file {tree.vmlinux}",
+        "-ex", load,
         "-ex", f"source {tree.gdb_script}",
         "-ex", f"source {paths.GDBSCRIPTS / VERIFY_SCRIPT}",
         # Detaching lets the halted guest run on.
@@ -26,36 +30,90 @@ def gdb_argv(tree):
     ]
 
 
-def read_ground_truth(tree, socket_path, claims, workdir, timeout=300):
-    """Run the verification script in gdb; return its JSON result."""
-    claims_file = workdir / "gdb-in.json"
-    out_file = workdir / "gdb.json"
-    log = workdir / "gdb.log"
-    claims_file.write_text(json.dumps(claims, indent=1))
-    if out_file.exists():
-        out_file.unlink()
-    env = dict(os.environ, KSYMLAB_GDB_IN=str(claims_file), KSYMLAB_GDB_OUT=str(out_file),
-               KSYMLAB_GDB_SOCKET=str(socket_path))
-    say("gdb", f"{tree.variant}: attaching to {socket_path}")
-    with open(log, "w") as f:
+class GdbSession:
+    """gdb attached to one guest: arm the snapshot breakpoint, then collect what it read.
+
+    start() returns once gdb has set the breakpoint (or raises); the caller
+    then lets the guest take its snapshot and calls finish().
+    """
+
+    def __init__(self, tree, socket_path, claims, workdir, slide=0, timeout=300):
+        self.tree = tree
+        self.socket_path = socket_path
+        self.claims = claims
+        self.slide = slide
+        self.timeout = timeout
+        self.claims_file = workdir / "gdb-in.json"
+        self.out_file = workdir / "gdb.json"
+        self.armed_file = workdir / "gdb-armed"
+        self.log = workdir / "gdb.log"
+        self.proc = None
+        self._logf = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def start(self):
+        self.claims_file.write_text(json.dumps(self.claims, indent=1))
+        for f in (self.out_file, self.armed_file):
+            if f.exists():
+                f.unlink()
+        env = dict(os.environ, KSYMLAB_GDB_IN=str(self.claims_file),
+                   KSYMLAB_GDB_OUT=str(self.out_file), KSYMLAB_GDB_ARMED=str(self.armed_file),
+                   KSYMLAB_GDB_SOCKET=str(self.socket_path))
+        say("gdb", f"{self.tree.variant}: attaching to {self.socket_path}"
+                   + (f", vmlinux relocated by {self.slide:#x}" if self.slide else ""))
+        self._logf = open(self.log, "w")
+        self.started = time.monotonic()
         try:
-            p = subprocess.run(gdb_argv(tree), stdout=f, stderr=subprocess.STDOUT,
-                               stdin=subprocess.DEVNULL, env=env, timeout=timeout)
+            self.proc = subprocess.Popen(gdb_argv(self.tree, self.slide), stdout=self._logf,
+                                         stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                         env=env)
         except FileNotFoundError as e:
             raise HarnessError("deps", "gdb not found; install the gdb package") from e
-        except subprocess.TimeoutExpired as e:
-            raise HarnessError("gdb", f"gdb did not finish within {timeout} s", log) from e
-    text = log.read_text(errors="replace")
-    if not out_file.exists():
-        reason = _gdb_problem(text) or f"gdb exited {p.returncode} without a result"
-        raise HarnessError("gdb", reason, log)
-    try:
-        result = json.loads(out_file.read_text())
-    except ValueError as e:
-        raise HarnessError("gdb", f"{out_file}: not JSON ({e})", log) from e
-    say("gdb", f"{tree.variant}: read {len(result['symbols'])} symbols, "
-               f"{len(result['tasks'])} tasks from guest memory")
-    return result
+        while not self.armed_file.exists():
+            if self.proc.poll() is not None:
+                self._fail(f"gdb exited {self.proc.returncode} before it set the breakpoint")
+            if time.monotonic() - self.started > self.timeout:
+                self._fail(f"gdb did not set the breakpoint within {self.timeout} s")
+            time.sleep(0.05)
+        say("gdb", f"{self.tree.variant}: breakpoint on ksymlab_snapshot_taken set")
+
+    def finish(self):
+        """Wait for gdb to read the snapshot and detach; return its JSON result."""
+        left = max(1.0, self.timeout - (time.monotonic() - self.started))
+        try:
+            self.proc.wait(timeout=left)
+        except subprocess.TimeoutExpired:
+            self._fail(f"gdb did not finish within {self.timeout} s "
+                       "(the guest never reached the snapshot?)")
+        self._logf.flush()
+        if not self.out_file.exists():
+            self._fail(f"gdb exited {self.proc.returncode} without a result")
+        try:
+            result = json.loads(self.out_file.read_text())
+        except ValueError as e:
+            raise HarnessError("gdb", f"{self.out_file}: not JSON ({e})", self.log) from e
+        say("gdb", f"{self.tree.variant}: read {len(result['symbols'])} symbols, "
+                   f"{len(result['tasks'])} tasks, {len(result['pageblocks'])} pageblocks "
+                   "from guest memory at the snapshot")
+        return result
+
+    def _fail(self, fallback):
+        self.close()
+        text = self.log.read_text(errors="replace") if self.log.exists() else ""
+        raise HarnessError("gdb", _gdb_problem(text) or fallback, self.log)
+
+    def close(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        if self._logf is not None:
+            self._logf.close()
+            self._logf = None
 
 
 def _gdb_problem(text):

@@ -14,7 +14,11 @@ from .progress import say
 
 READY = "KSYMLAB-READY"
 DONE = "KSYMLAB-DONE"
+ARM = "KSYMLAB-ARM"
 DATA_END = "KSYMLAB-DATA-END"
+ARM_DATA_END = "armed-data"
+# kernel/reboot.c prints this when the guest restarts (reboot -f, sysrq b, ...).
+REBOOT_MESSAGE = "reboot: Restarting system"
 DATA_WAIT_SECONDS = 30
 
 # Console patterns that end a boot early, in the order they are checked.
@@ -39,7 +43,7 @@ class QemuSession:
     """One guest. Use as a context manager so QEMU never outlives the harness."""
 
     def __init__(self, tree, initrd, workdir, kvm=False, append="", memory="512M",
-                 boot_timeout=600, hang_timeout=180, icount=False):
+                 boot_timeout=600, hang_timeout=180, icount=False, kaslr=False):
         self.tree = tree
         self.initrd = initrd
         self.workdir = Path(workdir)
@@ -55,6 +59,8 @@ class QemuSession:
         self.accel = None
         # -icount: the guest clock counts instructions, so in-guest timings repeat.
         self.icount = icount
+        # KASLR on: the harness computes the slide from the guest's _text.
+        self.kaslr = kaslr
 
     @property
     def gdb_socket(self):
@@ -62,8 +68,9 @@ class QemuSession:
 
     def argv(self):
         # Two RAM disks with room for partitions: the block device sampler's subjects.
-        append = ("console=ttyS0 nokaslr panic=-1 brd.rd_nr=2 brd.rd_size=65536 "
-                  "brd.max_part=4 " + self.extra_append)
+        append = ("console=ttyS0 " + ("" if self.kaslr else "nokaslr ") +
+                  "panic=-1 brd.rd_nr=2 brd.rd_size=65536 brd.max_part=4 " +
+                  self.extra_append)
         return [
             "qemu-system-x86_64", "-nodefaults", "-display", "none", "-no-reboot",
             "-accel", self.accel, "-m", self.memory, "-smp", "1",
@@ -111,7 +118,7 @@ class QemuSession:
 
     def _excerpt(self, around=None, lines=12):
         text = self.console_log.read_text(errors="replace") if self.console_log.exists() else ""
-        rows = text.replace("\r", "").splitlines()
+        rows = [r for r in text.replace("\r", "").splitlines() if r.strip()]
         if around:
             for i, row in enumerate(rows):
                 if around in row:
@@ -134,7 +141,8 @@ class QemuSession:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise HarnessError("timeout", f"{self.tree.variant}: no {marker} within "
-                                   f"{self.boot_timeout} s ({phase})", self.console_log)
+                                   f"{self.boot_timeout} s ({phase})", self.console_log,
+                                   self._excerpt(lines=24))
             i = self.child.expect(patterns, timeout=min(self.hang_timeout, left))
             if i == 0:
                 return
@@ -143,28 +151,59 @@ class QemuSession:
                 what = self.child.after.strip()
                 self._drain()
                 raise HarnessError(kind, f"{self.tree.variant}: {what} ({phase})",
-                                   self.console_log)
+                                   self.console_log, self._excerpt(around=what, lines=24))
             if patterns[i] is pexpect.EOF:
                 self._log.flush()
+                last = self._excerpt(lines=1) or "(none)"
+                if self._rebooted():
+                    raise HarnessError("reboot", f"{self.tree.variant}: unexpected reboot "
+                                       f"before {marker} ({phase}); last console line: {last}",
+                                       self.console_log, self._excerpt(lines=24))
                 raise HarnessError("boot", f"{self.tree.variant}: qemu exited before {marker} "
-                                   f"({phase}); last console line: "
-                                   f"{self._excerpt(lines=1) or '(none)'}", self.console_log)
+                                   f"({phase}); last console line: {last}", self.console_log,
+                                   self._excerpt(lines=24))
             if time.monotonic() < deadline:
                 raise HarnessError("hang", f"{self.tree.variant}: no console output for "
-                                   f"{self.hang_timeout} s ({phase})", self.console_log)
+                                   f"{self.hang_timeout} s ({phase})", self.console_log,
+                                   self._excerpt(lines=24))
+
+    def _rebooted(self):
+        """Did the guest reset? With -no-reboot QEMU exits 0 on a reset, so after the
+        kernel booted an exit 0 is a reboot (a triple fault prints nothing)."""
+        text = self.console_log.read_text(errors="replace") if self.console_log.exists() else ""
+        if REBOOT_MESSAGE in text:
+            return True
+        self.child.close()
+        return self.child.exitstatus == 0 and "Linux version" in text
+
+    def _wait_data(self, marker):
+        """The data port is asynchronous to the console: wait for `marker` on it."""
+        end = time.monotonic() + DATA_WAIT_SECONDS
+        while time.monotonic() < end:
+            if self.data_log.exists():
+                text = self.data_log.read_text(errors="replace")
+                if marker in text:
+                    return text
+            time.sleep(0.05)
+        raise HarnessError("guest", f"{self.tree.variant}: data channel has no {marker}",
+                           self.data_log)
+
+    def wait_armed(self):
+        """Wait until the guest has loaded the module and waits for gdb; return its data so far."""
+        self.expect_marker(ARM, "boot and module load")
+        say("boot", f"{self.tree.variant}: module loaded after "
+                    f"{time.monotonic() - self.started:.1f} s, waiting for gdb")
+        return self._wait_data(ARM_DATA_END)
+
+    def send_go(self):
+        """Let the guest take the snapshot (gdb is waiting at the breakpoint)."""
+        self.child.sendline("go")
 
     def wait_ready(self):
         self.expect_marker(READY, "boot and sampling")
         say("boot", f"{self.tree.variant}: guest ready after "
                     f"{time.monotonic() - self.started:.1f} s")
-        # The data port is asynchronous to the console: wait for its end marker.
-        end = time.monotonic() + DATA_WAIT_SECONDS
-        while time.monotonic() < end:
-            if self.data_log.exists() and DATA_END in self.data_log.read_text(errors="replace"):
-                return self.data_log.read_text(errors="replace")
-            time.sleep(0.1)
-        raise HarnessError("guest", f"{self.tree.variant}: data channel has no {DATA_END}",
-                           self.data_log)
+        return self._wait_data(DATA_END)
 
     def resume_and_finish(self):
         """Tell the guest to go on, then wait for it to unload the module and exit."""

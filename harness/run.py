@@ -5,11 +5,12 @@ import shutil
 import time
 from pathlib import Path
 
-from . import compare, gdb, guestdata, initramfs, kernel, module, paths, report, symcheck, \
-    variants
+from . import addr2line, compare, gdb, guestdata, initramfs, kaslr, kernel, module, paths, report, \
+    symcheck, variants
 from .errors import HarnessError
 from .progress import say
 from .qemu import QemuSession
+from .scenario import parse as parse_scenario
 
 
 def new_rundir(runs_root):
@@ -26,6 +27,10 @@ def new_rundir(runs_root):
     return run_id, rundir
 
 
+# Console classifications, each a distinct verdict in the report.
+FAULT_VERDICTS = ("panic", "oops", "warning", "hang", "reboot", "timeout", "boot", "guest")
+
+
 def _keep_log(err, vdir):
     """Copy a failed step's log into the run directory so the run is self-contained."""
     if err.log and Path(err.log).exists() and vdir not in Path(err.log).parents:
@@ -37,8 +42,12 @@ def _keep_log(err, vdir):
 def _error_entry(err, vdir):
     _keep_log(err, vdir)
     entry = {"step": err.step, "message": err.message, "exit_status": err.exit_status,
-             "log": str(err.log) if err.log else None}
-    if err.log and err.step in ("panic", "oops", "hang", "timeout", "boot", "guest"):
+             "log": str(err.log) if err.log else None,
+             # a console fault is the variant's verdict: panic, oops, warning, hang, ...
+             "verdict": err.step if err.step in FAULT_VERDICTS else "error"}
+    if err.excerpt:
+        entry["excerpt"] = err.excerpt
+    elif err.log and err.step in FAULT_VERDICTS:
         rows = Path(err.log).read_text(errors="replace").replace("\r", "").splitlines()
         entry["excerpt"] = "\n".join(rows[-25:])
     return entry
@@ -51,18 +60,36 @@ def run_variant(variant, tree, entry, vdir, opts):
     initrd = initramfs.build(tree, ko, opts["scenario"], vdir, variant.module_mode,
                              opts["insmod_args"], opts["stress"], opts["bench"])
     with QemuSession(tree, initrd, vdir, kvm=opts["kvm"], append=opts["append"],
-                     boot_timeout=opts["boot_timeout"],
-                     hang_timeout=opts["hang_timeout"], icount=opts["bench"] > 0) as vm:
+                     boot_timeout=opts["boot_timeout"], hang_timeout=opts["hang_timeout"],
+                     icount=opts["bench"] > 0, kaslr=opts["kaslr"]) as vm:
         t0 = time.monotonic()
-        text = vm.wait_ready()
+        early = guestdata.parse(vm.wait_armed(), partial=True)
         entry["boot_seconds"] = round(time.monotonic() - t0, 1)
         entry["accel"] = vm.accel
-        data = guestdata.parse(text)
+        text_addr = early["ktext"][0]["addr"] if early["ktext"] else None
+        slide = kaslr.slide(tree.vmlinux, text_addr)
+        entry["kaslr"] = {"enabled": opts["kaslr"], "slide": f"{slide:#x}",
+                          "guest_text": f"{text_addr:#x}"}
+        if not early["pbinfo"]:
+            raise HarnessError("verify", f"{variant.name}: the guest reported no pageblock order")
+        if not any(s["addr"] for s in early["section"]):
+            raise HarnessError("verify", f"{variant.name}: the guest reported no module "
+                               "section addresses (/sys/module/ksymlab_probe/sections)")
+        claims = {"symbols": [s["name"] for s in early["symbol"] if s["method"] != "unresolved"],
+                  "module": str(ko),
+                  "sections": {s["name"]: s["addr"] for s in early["section"]},
+                  "pageblock_order": early["pbinfo"][0]["order"]}
+        with gdb.GdbSession(tree, vm.gdb_socket, claims, vdir, slide=slide) as session:
+            session.start()
+            vm.send_go()
+            truth = session.finish()
+        data = guestdata.parse(vm.wait_ready())
         entry["guest_kernel"] = data["guest"].get("kernel")
-        claims = {"symbols": [s["name"] for s in data["symbol"] if s["method"] != "unresolved"]}
-        truth = gdb.read_ground_truth(tree, vm.gdb_socket, claims, vdir)
         vm.resume_and_finish()
-    entry.update(compare.compare_variant(data, truth, opts["stress"], variant))
+    # The guest program is static and not PIE: its frames name without a load base.
+    names = addr2line.function_names(initramfs.build_guest_program("ustack.c"),
+                                     [f["ip"] for f in data["frame"]])
+    entry.update(compare.compare_variant(data, truth, opts["stress"], variant, names))
     entry["values"] += compare.compare_symcheck(entry["symcheck"], variant.module_mode)
     entry["bench"] = data["bench"]
     c = entry["counts"]
@@ -71,20 +98,21 @@ def run_variant(variant, tree, entry, vdir, opts):
 
 
 def run(names, scenario=None, kvm=False, append="", runs_root=None,
-        boot_timeout=600, hang_timeout=180, insmod_args="", stress=0, bench=0):
+        boot_timeout=600, hang_timeout=180, insmod_args="", stress=0, bench=0, kaslr=False):
     """Run the comparison; return (exit status, run directory)."""
     selected = variants.select(names)
     scenario = Path(scenario or paths.SCENARIOS / "default.scenario")
     if not scenario.is_file():
         raise HarnessError("usage", f"{scenario}: scenario file not found")
+    parse_scenario(scenario)        # a bad line is a usage error before anything boots
     run_id, rundir = new_rundir(Path(runs_root or paths.runs_root()))
     say("run", f"{run_id}: variants {', '.join(v.name for v in selected)}; logs in {rundir}")
     opts = {"scenario": scenario, "kvm": kvm, "append": append,
             "boot_timeout": boot_timeout, "hang_timeout": hang_timeout,
-            "insmod_args": insmod_args, "stress": stress, "bench": bench}
+            "insmod_args": insmod_args, "stress": stress, "bench": bench, "kaslr": kaslr}
     rep = {"run_id": run_id, "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
            "tarball": str(paths.KERNEL_TARBALL), "scenario": str(scenario),
-           "insmod_args": insmod_args, "stress_cycles": stress,
+           "insmod_args": insmod_args, "stress_cycles": stress, "kaslr": kaslr,
            "verdict": "fail", "variants": {}}
     first_error = None
     trees = {}

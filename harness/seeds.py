@@ -30,7 +30,7 @@ SEEDS = [
     {"seed": "6/9", "title": "mm: export-GPL get_pageblock_migratetype", "status": "ported",
      "why": "every pageblock's migratetype read through get_pfnblock_flags_mask()",
      "variant": "exports", "symbols": ["get_pfnblock_flags_mask"],
-     "values": [("migratetype", "")]},
+     "values": [("migratetype", ""), ("pageblock", "")]},
     {"seed": "7/9", "title": "block: genhd: export-GPL gendisk_name", "status": "superseded",
      "why": "disk_name() is gone since v5.15 (abd2864a3e46); names come from "
             "disk->disk_name and dev_name() and match sysfs",

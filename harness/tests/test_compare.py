@@ -9,10 +9,13 @@ BASE = [
     "task pid=7 policy=nice value=5",
     "prio pid=1 policy=0 prio=20 comm=init",
     "prio pid=7 policy=0 prio={prio} comm=sleep",
-    "mthist node=0 zone=DMA32 mt=0 count=3",
-    "mthist node=0 zone=DMA32 mt=1 count=60",
+    "pageblock node=0 zone=DMA32 pfn=0x0 mt=0",
+    "pageblock node=0 zone=DMA32 pfn=0x400 mt=1",
+    "pageblock node=0 zone=DMA32 pfn=0x800 mt=1",
+    "mthist node=0 zone=DMA32 mt=0 count=1",
+    "mthist node=0 zone=DMA32 mt=1 count=2",
     "mthist node=0 zone=DMA32 mt=5 count=0",
-    "ptinfo node=0 zone=DMA32 mt=0 count=3",
+    "ptinfo node=0 zone=DMA32 mt=0 count=1",
     "ptinfo node=0 zone=DMA32 mt=1 count={movable}",
     "bdev name=ram0 dev=1:0 sectors=32768 whole=1",
     "bdev name=ram0p1 dev=1:1 sectors=8192 whole=0",
@@ -28,7 +31,7 @@ BASE = [
 ]
 
 
-def data(prio=25, movable=60, p1=8192, bdp=9, f2="0x401b3c", kaddr="1000", statprio=None,
+def data(prio=25, movable=2, p1=8192, bdp=9, f2="0x401b3c", kaddr="1000", statprio=None,
          extra=()):
     statprio = prio if statprio is None else statprio
     lines = [l.format(prio=prio, movable=movable, p1=p1, bdp=bdp, f2=f2, kaddr=kaddr,
@@ -38,8 +41,33 @@ def data(prio=25, movable=60, p1=8192, bdp=9, f2="0x401b3c", kaddr="1000", statp
 
 
 TRUTH = {"symbols": {"task_prio": 0x1000}, "dirty_limit": 510,
-         "tasks": {"1": {"prio": 20, "comm": "init"}, "7": {"prio": 25, "comm": "sleep"},
-                   "9": {"prio": 20, "comm": "kworker"}}}
+         "tasks": {"1": {"prio": 20, "comm": "init"}, "7": {"prio": 25, "comm": "sleep"}},
+         "stop": {"function": "ksymlab_snapshot_taken", "pc": 0xffffffffc0000010, "seq": 1},
+         "pageblocks": [{"node": 0, "zone": "DMA32", "zid": 0, "pfn": 0, "mt": 0},
+                        {"node": 0, "zone": "DMA32", "zid": 0, "pfn": 0x400, "mt": 1},
+                        {"node": 0, "zone": "DMA32", "zid": 0, "pfn": 0x800, "mt": 1}],
+         "block_class": [{"name": "ram0", "type": "disk", "dev": "1:0", "sectors": 32768},
+                         {"name": "ram0p1", "type": "part", "dev": "1:1", "sectors": 8192}]}
+
+
+def with_memory(d, truth):
+    """The module's results structure as gdb reads it: by default what its text says."""
+    t = dict(truth)
+    if "results" not in t:
+        t["results"] = {
+            "magic": compare.RESULTS_MAGIC, "snapshot_seq": 1,
+            "prio": [{"pid": p["pid"], "prio": p["prio"], "policy": p["policy"],
+                      "comm": p["comm"]} for p in d["prio"]],
+            "pageblocks": [{"node": p["node"], "pfn": p["pfn"], "zid": 0, "mt": p["mt"]}
+                           for p in d["pageblock"]],
+            "bdevs": [{"name": b["name"], "dev": b["dev"], "sectors": b["sectors"]}
+                      for b in d["bdev"]],
+            "frames_pid": 70, "frames": [f["ip"] for f in d["frame"]], "wb": {}}
+    return t
+
+
+def cmp(d, truth=TRUTH, **kw):
+    return compare.compare_variant(d, with_memory(d, truth), **kw)
 
 
 def failing(r):
@@ -48,71 +76,71 @@ def failing(r):
 
 
 def test_all_agree():
-    r = compare.compare_variant(data(), TRUTH)
+    r = cmp(data(), TRUTH)
     assert failing(r) == [] and r["verdict"] == "pass"
     assert r["symbols"] == [{"name": "task_prio", "method": "export", "module_addr": "0x1000",
                              "gdb_addr": "0x1000", "proc_kallsyms": "0x1000", "agree": True}]
     kinds = [v["kind"] for v in r["values"]]
     # the empty migratetype 5 that pagetypeinfo does not list is skipped
-    assert kinds == ["prio"] * 2 + ["migratetype"] * 2 + ["blockdev"] * 2 + ["ustack"] * 2 + \
-        ["writeback"] * 3
-    assert any("9" in n for n in r["notes"])     # gdb-only task: a note, not a failure
+    assert kinds == ["snapshot"] * 3 + ["prio"] * 2 + ["pageblock"] * 3 + ["migratetype"] * 2 \
+        + ["blockdev"] * 2 + ["ustack"] * 3 + ["writeback"] * 3
+    assert r["counts"]["unchecked"] == 0
 
 
 def test_address_mismatch_fails():
     truth = dict(TRUTH, symbols={"task_prio": 0x1008})
-    assert failing(compare.compare_variant(data(), truth)) == [("symbol", "task_prio")]
+    assert failing(cmp(data(), truth)) == [("symbol", "task_prio")]
 
 
 def test_gdb_missing_symbol_fails():
     truth = dict(TRUTH, symbols={"task_prio": None})
-    assert compare.compare_variant(data(), truth)["verdict"] == "fail"
+    assert cmp(data(), truth)["verdict"] == "fail"
 
 
 def test_scenario_oracle_catches_value_both_sides_share():
     truth = dict(TRUTH, tasks={"1": {"prio": 20}, "7": {"prio": 26}})
-    r = compare.compare_variant(data(prio=26), truth)
+    r = cmp(data(prio=26), truth)
     # module and gdb agree on 26, but nice 5 must be 25
     assert failing(r) == [("prio", "pid 7")]
 
 
 def test_missing_scenario_task_and_guest_error_fail():
-    r = compare.compare_variant(data(extra=["task pid=8 policy=nice value=0"]), TRUTH)
+    r = cmp(data(extra=["task pid=8 policy=nice value=0"]), TRUTH)
     assert ("prio", "pid 8") in failing(r)
-    r = compare.compare_variant(data(extra=["error insmod exited 1"]), TRUTH)
+    r = cmp(data(extra=["error insmod exited 1"]), TRUTH)
     assert r["verdict"] == "fail"
 
 
 def test_migratetype_against_pagetypeinfo():
-    assert failing(compare.compare_variant(data(movable=61), TRUTH)) == [
+    assert failing(cmp(data(movable=61), TRUTH)) == [
         ("migratetype", "zone DMA32 mt 1")]
 
 
 def test_blockdev_against_sysfs():
-    assert failing(compare.compare_variant(data(p1=8000), TRUTH)) == [("blockdev", "ram0p1")]
-    r = compare.compare_variant(data(extra=["sysblock name=ram1 dev=1:16 sectors=32768"]),
+    assert failing(cmp(data(p1=8000), TRUTH)) == [("blockdev", "ram0p1")]
+    r = cmp(data(extra=["sysblock name=ram1 dev=1:16 sectors=32768"]),
                                 TRUTH)
     assert failing(r) == [("blockdev", "ram1")]      # the module missed a device
 
 
 def test_ustack_frames_must_contain_program_addresses_in_order():
-    r = compare.compare_variant(data(f2="0x401ccc"), TRUTH)
+    r = cmp(data(f2="0x401ccc"), TRUTH)
     assert failing(r) == [("ustack", "return address 2")]
     swapped = ["ustack-expect pid=70 depth=3 ret=0x401000"]  # found, but before depth 1
-    r = compare.compare_variant(data(extra=swapped), TRUTH)
+    r = cmp(data(extra=swapped), TRUTH)
     assert {k for _, k in failing(r)} == {"return address 1", "return address 2",
                                           "return address 3"}
 
 
 def test_writeback_hits_and_dirty_limit():
-    assert failing(compare.compare_variant(data(bdp=0), TRUTH)) == [("writeback", "bdp_hits")]
-    r = compare.compare_variant(data(), dict(TRUTH, dirty_limit=600))
+    assert failing(cmp(data(bdp=0), TRUTH)) == [("writeback", "bdp_hits")]
+    r = cmp(data(), dict(TRUTH, dirty_limit=600))
     assert failing(r) == [("writeback", "dirty_limit (tracepoint-arg)")]
 
 
 def test_unresolved_symbol_is_unchecked_not_failed():
     extra = ["symbol name=block_class addr=0x0 method=unresolved"]
-    r = compare.compare_variant(data(extra=extra), TRUTH)
+    r = cmp(data(extra=extra), TRUTH)
     assert r["verdict"] == "pass" and r["counts"]["unchecked"] == 1
 
 
@@ -125,23 +153,77 @@ def test_symcheck_values():
     assert [v["agree"] for v in compare.compare_symcheck(bad, "exports")] == [False, True]
 
 
-def test_task_gone_before_halt_is_unchecked_but_scenario_task_is_not():
-    r = compare.compare_variant(data(extra=["prio pid=43 policy=0 prio=20 comm=kthreadd"]),
-                                TRUTH)
-    assert r["verdict"] == "pass" and r["counts"]["unchecked"] == 1
-    assert any("pid 43" in n for n in r["notes"])
+def test_snapshot_and_gdb_are_one_instant_so_any_task_difference_fails():
+    # listed by the module, gone from guest memory at the same instant
+    r = cmp(data(extra=["prio pid=43 policy=0 prio=20 comm=kthreadd"]))
+    assert failing(r) == [("prio", "pid 43")]
+    # in guest memory, missed by the module
+    truth = dict(TRUTH, tasks=dict(TRUTH["tasks"], **{"9": {"prio": 20, "comm": "kworker"}}))
+    assert failing(cmp(data(), truth)) == [("prio", "pid 9")]
     truth = dict(TRUTH, tasks={"1": {"prio": 20}})        # scenario pid 7 vanished
-    assert ("prio", "pid 7") in failing(compare.compare_variant(data(), truth))
+    assert ("prio", "pid 7") in failing(cmp(data(), truth))
+
+
+def test_module_memory_must_equal_its_text():
+    d = data()
+    truth = with_memory(d, TRUTH)
+    truth["results"]["prio"][1]["prio"] = 26
+    truth["results"]["pageblocks"][2]["mt"] = 0
+    truth["results"]["bdevs"][1]["sectors"] = 1
+    truth["results"]["frames"] = truth["results"]["frames"][:-1]
+    assert failing(compare.compare_variant(d, truth)) == [
+        ("prio", "pid 7"), ("pageblock", "DMA32 pfn 0x800"), ("blockdev", "ram0p1"),
+        ("ustack", "frames in module memory")]
+
+
+def test_pageblock_bitmap_is_an_oracle_for_each_block_and_the_histogram():
+    blocks = [dict(b) for b in TRUTH["pageblocks"]]
+    blocks[1]["mt"] = 2                  # gdb's bitmap read says otherwise
+    r = cmp(data(), dict(TRUTH, pageblocks=blocks))
+    assert failing(r) == [("pageblock", "DMA32 pfn 0x400"), ("migratetype", "zone DMA32 mt 1")]
+    # a pageblock the module skipped
+    blocks = TRUTH["pageblocks"] + [{"node": 0, "zone": "DMA32", "zid": 0, "pfn": 0xc00,
+                                     "mt": 1}]
+    assert ("pageblock", "DMA32 pfn 0xc00") in failing(cmp(data(), dict(TRUTH,
+                                                                        pageblocks=blocks)))
+
+
+def test_block_class_walk_is_an_oracle():
+    walk = TRUTH["block_class"][:1]
+    assert failing(cmp(data(), dict(TRUTH, block_class=walk))) == [("blockdev", "ram0p1")]
+
+
+def test_snapshot_header():
+    d = data()
+    truth = with_memory(d, TRUTH)
+    truth["results"]["magic"] = 0
+    assert failing(compare.compare_variant(d, truth)) == [("snapshot", "ksymlab_results magic")]
+    truth = dict(TRUTH, stop={"function": "native_safe_halt", "pc": 1, "seq": None})
+    assert failing(cmp(d, truth)) == [("snapshot", "gdb stopped in")]
+    truth = dict(TRUTH, stop=dict(TRUTH["stop"], seq=2))
+    assert failing(cmp(d, truth)) == [("snapshot", "snapshot sequence at the stop")]
+
+
+def test_ustack_frames_named_by_eu_addr2line():
+    names = {0x401000: "level3", 0x401a2b: "level2", 0x401b3c: "level1"}
+    r = cmp(data(), ustack_names=names)
+    # frame 3 (main) was not captured in this fake: no name, a failure
+    assert failing(r) == [("ustack", "frame 3 function")]
+    rows = {v["key"]: (v["eu_addr2line"], v["program"]) for v in r["values"]
+            if v["key"].endswith("function")}
+    assert rows["frame 1 function"] == ("level2", "level2")
+    names[0x401a2b] = "level1"
+    assert ("ustack", "frame 1 function") in failing(cmp(data(), ustack_names=names))
 
 
 def test_proc_kallsyms_is_a_second_address_oracle():
-    r = compare.compare_variant(data(kaddr="1008"), TRUTH)
+    r = cmp(data(kaddr="1008"), TRUTH)
     assert failing(r) == [("symbol", "task_prio")]
     assert r["symbols"][0]["proc_kallsyms"] == "0x1008"
 
 
 def test_proc_stat_priority_is_a_second_prio_oracle():
-    r = compare.compare_variant(data(statprio=24), TRUTH)
+    r = cmp(data(statprio=24), TRUTH)
     assert failing(r) == [("prio", "pid 7")]
 
 
@@ -183,7 +265,7 @@ def rt_dl(fifo, dl):
     truth = dict(TRUTH, tasks=dict(TRUTH["tasks"], **{"11": {"prio": fifo}, "12": {"prio": dl},
                                                       "13": {"prio": 13}}))
     extra = [l.format(fifo=fifo, dl=dl) for l in RT_DL]
-    return compare.compare_variant(data(extra=extra), truth)
+    return cmp(data(extra=extra), truth)
 
 
 def test_fifo_and_deadline_tasks_against_the_scenario():

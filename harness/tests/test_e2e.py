@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from harness import paths
+from harness import compare, paths, scenario
 
 pytestmark = pytest.mark.e2e
 
@@ -60,6 +60,15 @@ def test_ab_run_passes(ab_run):
     assert all(r["holds"] is True and r["checks"] > 0 for r in rep["seeds"]), rep["seeds"]
     assert list(rep["variants"]) == ["exports", "kallsyms", "stock", "bpf13"]
     assert qemu_processes(runs) == []
+    # across variants: what must be identical is, what differs is explained
+    across = {r["what"]: r for r in rep["across"]}
+    for what in ("scenario task priorities (in scenario order)",
+                 "block devices (name, dev, sectors)",
+                 "user stack: function of each frame (eu-addr2line)", "number of pageblocks"):
+        assert across[what]["identical"] and len(across[what]["values"]) == 4, across[what]
+    assert not any(r["flagged"] for r in rep["across"])
+    assert across["resolved kernel addresses"]["identical"] is False
+    assert across["resolved kernel addresses"]["why"]
 
 
 METHODS = {"exports": "export", "kallsyms": "kallsyms", "stock": "kprobe", "bpf13": "export"}
@@ -98,15 +107,26 @@ def test_every_sampler_checked(ab_run, variant):
     by_kind = {}
     for x in v["values"]:
         by_kind.setdefault(x["kind"], []).append(x)
-    assert set(by_kind) == {"prio", "migratetype", "blockdev", "ustack", "writeback", "bpf",
-                            "symcheck"}
+    assert set(by_kind) == {"snapshot", "prio", "pageblock", "migratetype", "blockdev",
+                            "ustack", "writeback", "bpf", "symcheck"}
     assert all(x["agree"] for x in v["values"]), [x for x in v["values"] if not x["agree"]]
-    # ram0 with two partitions and ram1, as the guest set them up, in sysfs and the module
+    # ram0 with two partitions and ram1, as the guest set them up, in sysfs, the
+    # module's text and memory, and gdb's walk of the block class
     assert {x["key"] for x in by_kind["blockdev"]} >= {"ram0", "ram0p1", "ram0p2", "ram1"}
-    assert len(by_kind["ustack"]) == 3
+    assert all(x["module"] == x["memory"] == x["gdb_class"] == x["sysfs"]
+               for x in by_kind["blockdev"])
+    # three return addresses, the frames in module memory, four frames named
+    assert len(by_kind["ustack"]) == 8
+    assert [x["eu_addr2line"] for x in by_kind["ustack"] if x["key"].endswith("function")] == \
+        ["level3", "level2", "level1", "main"]
     # most of a 512 MiB guest's pageblocks are movable
     movable = sum(x["module"] for x in by_kind["migratetype"] if x["key"].endswith("mt 1"))
     assert movable > 50
+    # every pageblock checked against gdb's own read of the mem_section bitmap;
+    # their number is what /proc/pagetypeinfo counts
+    blocks = by_kind["pageblock"]
+    assert len(blocks) == sum(x["pagetypeinfo"] for x in by_kind["migratetype"])
+    assert all(x["module"] == x["memory"] == x["gdb_bitmap"] for x in blocks)
     hits = {x["key"]: x["module"] for x in by_kind["writeback"]}
     assert hits["gds_hits"] > 0 and hits["bdp_hits"] > 0
 
@@ -114,19 +134,20 @@ def test_every_sampler_checked(ab_run, variant):
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_scenario_priorities(ab_run, variant):
     _, runs = ab_run
-    v = json.loads((runs / "latest" / "report.json").read_text())["variants"][variant]
-    nices = [int(l.split()[1]) for l in
-             (paths.SCENARIOS / "default.scenario").read_text().splitlines()
-             if l.startswith("nice ")]
-    scenario = [x for x in v["values"] if "scenario" in x]
-    v["values"] = [x for x in v["values"] if x["kind"] == "prio"]
-    # one value per scenario task, each equal to 20 + nice for module and gdb alike
-    assert sorted(x["module"] for x in scenario) == sorted(20 + n for n in nices)
-    assert all(x["module"] == x["gdb"] == x["scenario"] for x in scenario)
-    # init and the kernel threads are there too, all checked against gdb
-    assert len(v["values"]) >= len(nices) + 10
-    assert any(x["comm"] == "init" and x["module"] == 20 for x in v["values"])
-    assert all(x["agree"] for x in v["values"])
+    v = variant_report(runs, variant)
+    tasks = scenario.parse(paths.SCENARIOS / "default.scenario")
+    prio = [x for x in v["values"] if x["kind"] == "prio"]
+    rows = [x for x in prio if "scenario" in x]
+    # one row per scenario task, in scenario order (pids ascend as init starts them),
+    # each equal to the value computed from the scenario line alone
+    assert [x["module"] for x in rows] == [compare.expected_prio(t) for t in tasks]
+    assert {t["policy"] for t in tasks} >= {"nice", "fifo", "rr", "batch", "idle", "deadline"}
+    assert all(x["module"] == x["memory"] == x["gdb"] == x["proc_stat"] == x["scenario"]
+               for x in rows)
+    # init and the kernel threads are there too, all checked against gdb at the snapshot
+    assert len(prio) >= len(tasks) + 10
+    assert any(x["comm"] == "init" and x["module"] == 20 for x in prio)
+    assert all(x["agree"] for x in prio)
 
 
 def test_logs_and_reports_kept(ab_run):
@@ -137,7 +158,8 @@ def test_logs_and_reports_kept(ab_run):
         assert "KSYMLAB-READY" in console and "KSYMLAB-DONE" in console
         assert "ksymlab-gdb:" in (latest / variant / "gdb.log").read_text()
     md = (latest / "report.md").read_text()
-    assert "## Summary" in md and "### Samplers" in md and "### blockdev" in md
+    assert "## Summary" in md and "## Across variants" in md and "### blockdev" in md
+    assert "| key | exports: module | exports: memory | exports: gdb |" in md
 
 
 def test_ktap_parses_with_kunit(ab_run):
@@ -175,6 +197,40 @@ def test_silent_guest_is_a_hang(tmp_path, ab_run):
     assert p.returncode == 33, p.stderr[-2000:]
     assert p.stderr.strip().splitlines()[-1].startswith("ksymlab: hang: exports: no console")
     assert qemu_processes(tmp_path) == []
+
+
+def test_unexpected_reboot_is_classified(tmp_path, ab_run):
+    # busybox reboot -f as the first process: the guest resets during boot
+    p = harness("run", "--variants", "exports", "--runs-dir", str(tmp_path),
+                "--append", "rdinit=/bin/reboot -- -f")
+    assert p.returncode == 37, p.stderr[-2000:]
+    assert p.stderr.strip().splitlines()[-1].startswith(
+        "ksymlab: reboot: exports: unexpected reboot before KSYMLAB-ARM")
+    err = json.loads((tmp_path / "latest" / "report.json").read_text())[
+        "variants"]["exports"]["error"]
+    assert err["verdict"] == "reboot" and "reboot: Restarting system" in err["excerpt"]
+    assert "**reboot**" in (tmp_path / "latest" / "report.md").read_text()
+    assert qemu_processes(tmp_path) == []
+
+
+def test_kaslr_slide_computed_and_vmlinux_relocated(tmp_path, ab_run):
+    p = harness("run", "--variants", "exports", "--runs-dir", str(tmp_path), "--kaslr")
+    assert p.returncode == 0, p.stderr[-3000:]
+    v = json.loads((tmp_path / "latest" / "report.json").read_text())["variants"]["exports"]
+    slide = int(v["kaslr"]["slide"], 16)
+    assert v["kaslr"]["enabled"] is True
+    assert "nokaslr" not in (tmp_path / "latest" / "exports" / "qemu.cmdline").read_text()
+    vmlinux = tree_src(v["tree_key"]) / "vmlinux"
+    # the guest's _text is the linked _text moved by the slide, and so is every
+    # address the module resolved, gdb read from the relocated vmlinux, and
+    # /proc/kallsyms listed
+    assert int(v["kaslr"]["guest_text"], 16) == nm_address(vmlinux, "_text") + slide
+    for s in v["symbols"]:
+        expected = nm_address(vmlinux, s["name"]) + slide
+        assert int(s["module_addr"], 16) == int(s["gdb_addr"], 16) == expected, s
+        assert s["agree"] is True
+    assert all(x["agree"] for x in v["values"]), [x for x in v["values"] if not x["agree"]]
+    assert f"relocated by {v['kaslr']['slide']}" in p.stderr or slide == 0
 
 
 def test_broken_patch_is_reported(tmp_path):

@@ -17,9 +17,12 @@ def built_tree():
 @pytest.mark.skipif(shutil.which("gdb") is None, reason="gdb not installed")
 def test_attach_to_missing_socket(tmp_path):
     tree = built_tree() or kernel.Tree("fake", "k", tmp_path, tmp_path)
+    claims = {"symbols": ["task_prio"], "module": "/nonexistent.ko",
+              "sections": {".text": 0xffffffffc0000000}, "pageblock_order": 10}
     with pytest.raises(HarnessError) as e:
-        gdb.read_ground_truth(tree, tmp_path / "no-such.sock", {"symbols": ["task_prio"]},
-                              tmp_path, timeout=120)
+        with gdb.GdbSession(tree, tmp_path / "no-such.sock", claims, tmp_path,
+                            timeout=120) as session:
+            session.start()
     assert e.value.step == "gdb" and e.value.exit_status == 40
     assert "No such file or directory" in e.value.message
     assert (tmp_path / "gdb.log").exists()

@@ -66,9 +66,24 @@ def test_timeout_despite_output(tmp_path):
     assert e.step == "timeout" and e.exit_status == 34
 
 
-def test_exit_before_ready(tmp_path):
-    e = classify(tmp_path, "echo 'reboot: Restarting system'; exit 0")
-    assert e.step == "boot" and "Restarting system" in e.message
+def test_reboot_message_is_an_unexpected_reboot(tmp_path):
+    e = classify(tmp_path, "echo 'Linux version 6.1'; echo 'reboot: Restarting system'; exit 0")
+    assert e.step == "reboot" and e.exit_status == 37
+    assert "unexpected reboot" in e.message and "Restarting system" in e.message
+    assert "Linux version 6.1" in e.excerpt
+
+
+def test_silent_reset_after_boot_is_a_reboot(tmp_path):
+    # -no-reboot: a triple fault makes QEMU exit 0 without a kernel message
+    e = classify(tmp_path, "echo 'Linux version 6.1'; echo 'Run /init as init process'; exit 0")
+    assert e.step == "reboot"
+
+
+def test_qemu_failure_is_not_a_reboot(tmp_path):
+    e = classify(tmp_path, "echo 'qemu: could not load kernel'; exit 1")
+    assert e.step == "boot" and e.exit_status == 30 and "could not load kernel" in e.message
+    e = classify(tmp_path, "exit 0")            # exit 0, but no kernel ever ran
+    assert e.step == "boot"
 
 
 def test_ready_without_data_end(tmp_path, monkeypatch):
