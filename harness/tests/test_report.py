@@ -33,7 +33,7 @@ def test_ktap_marks_unchecked_as_skip_and_failures_as_not_ok(tmp_path):
     data = json.loads((tmp_path / "report.json").read_text())
     assert data["verdict"] == "fail"
     md = (tmp_path / "report.md").read_text()
-    assert "disagreement" in md and "| pid 2 | x | 20 | 20 | **NO** |" in md
+    assert "disagreement" in md and "| pid 2 (x) | 20 | 20 | **NO** |" in md
 
 
 def test_error_step_is_reported(tmp_path):
@@ -46,3 +46,58 @@ def test_error_step_is_reported(tmp_path):
     assert "step `panic` failed (exit 31)" in md and "line before" in md
     assert "not ok 4 step panic: Kernel panic - not syncing: x" in \
         (tmp_path / "report.ktap").read_text().replace("  not ok", "not ok")
+
+
+def two_variants(kallsyms_prio=20, kallsyms_dev="1:0 100"):
+    r = rep((True, True))
+    a = r["variants"]["exports"]
+    a["values"].append({"kind": "blockdev", "key": "ram0", "module": "1:0 100",
+                        "sysfs": "1:0 100", "agree": True})
+    b = json.loads(json.dumps(a))
+    b["module_mode"] = "kallsyms"
+    b["values"][0]["module"] = kallsyms_prio
+    b["values"][0]["scenario"] = kallsyms_prio
+    a["values"][0]["scenario"] = 20
+    b["values"][2]["module"] = kallsyms_dev
+    b["symbols"][0].update(method="kallsyms", module_addr="0x2", gdb_addr="0x2")
+    b["kaslr"] = {"enabled": True, "slide": "0x2a00000"}
+    r["variants"]["kallsyms"] = b
+    return r
+
+
+def test_a_table_per_kind_with_a_column_per_variant_and_oracle(tmp_path):
+    r = two_variants()
+    report.write_all(tmp_path, r)
+    md = (tmp_path / "report.md").read_text()
+    assert not any(x["flagged"] for x in r["across"])
+    assert report.overall_verdict(r["variants"], [], r["across"]) == "pass"
+    assert ("| key | exports: module | exports: gdb | exports: scenario | exports: agree | "
+            "kallsyms: module | kallsyms: gdb | kallsyms: scenario | kallsyms: agree |") in md
+    assert ("| task_prio | export | 0x1 | 0x1 | yes | kallsyms | 0x2 | 0x2 | yes |") in md
+    # the summary states the slide of the KASLR variant
+    assert "| kallsyms | kallsyms | 1/1 | 3 | 3 | 0 | 0 |  | 0x2a00000 | pass |" in md
+    assert "| block devices (name, dev, sectors) | ram0 1:0 100 | ram0 1:0 100 | yes |" in md
+
+
+def test_a_difference_that_must_not_exist_is_flagged_and_fails(tmp_path):
+    r = two_variants(kallsyms_dev="1:0 200")
+    report.write_all(tmp_path, r)
+    assert report.overall_verdict(r["variants"], [], r["across"]) == "fail"
+    flagged = [x["what"] for x in r["across"] if x["flagged"]]
+    assert flagged == ["block devices (name, dev, sectors)"]
+    assert "**NO, flagged**" in (tmp_path / "report.md").read_text()
+    # a difference that is expected is explained, not flagged
+    r = two_variants()
+    report.write_all(tmp_path, r)
+    addr = [x for x in r["across"] if x["what"] == "resolved kernel addresses"][0]
+    assert addr["identical"] is False and not addr["flagged"] and "vmlinux" in addr["why"]
+
+
+def test_fault_verdict_in_summary(tmp_path):
+    r = rep()
+    r["variants"]["exports"].update(verdict="fail", error={
+        "step": "reboot", "verdict": "reboot", "message": "unexpected reboot",
+        "exit_status": 37, "log": None, "excerpt": "reboot: Restarting system"})
+    report.write_all(tmp_path, r)
+    md = (tmp_path / "report.md").read_text()
+    assert "| **reboot** |" in md and "reboot: Restarting system" in md
