@@ -37,6 +37,8 @@ def main(argv=None):
                    help="after sampling, unload and reload the module N times under readers")
     r.add_argument("--kaslr", action="store_true",
                    help="boot with KASLR on; gdb relocates vmlinux by the measured slide")
+    r.add_argument("--jobs", type=int, default=None, metavar="N",
+                   help="guests booted at once (default: one per CPU)")
     b = sub.add_parser("build", help="only prepare (extract, patch, configure, build) the kernels")
     b.add_argument("--variants", default=",".join(variants.DEFAULT))
     k = sub.add_parser("key", help="print the cache key of each variant")
@@ -50,7 +52,7 @@ def main(argv=None):
         if args.cmd == "run":
             status, rundir, err = run(names, args.scenario, args.kvm, args.append, args.runs_dir,
                                       args.boot_timeout, args.hang_timeout, args.insmod_args,
-                                      args.stress, kaslr=args.kaslr)
+                                      args.stress, kaslr=args.kaslr, jobs=args.jobs)
             if err is not None:
                 print(err.one_line(), file=sys.stderr)
             print(f"report: {rundir / 'report.md'}")

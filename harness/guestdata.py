@@ -44,6 +44,7 @@ KINDS = {
     "armed-data": set(),           # the guest waits for gdb after this line
     "snapshot": {"seq"},
     "pbinfo": {"order"},           # "Page block order" of /proc/pagetypeinfo
+    "phase": set(),                # guest init phases with /proc/uptime seconds
 }
 
 

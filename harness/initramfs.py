@@ -1,6 +1,8 @@
 """Build the guest initramfs with the kernel tree's own usr/gen_init_cpio."""
 
 import hashlib
+import os
+import threading
 import subprocess
 from pathlib import Path
 
@@ -29,7 +31,8 @@ def build_guest_program(source):
     if out.exists():
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(".tmp")
+    # unique per process and thread: guests of one run are prepared concurrently
+    tmp = out.with_suffix(f".tmp{os.getpid()}-{threading.get_ident()}")
     p = subprocess.run(["gcc", *GUEST_CFLAGS, "-o", str(tmp), str(src)],
                        capture_output=True, text=True)
     if p.returncode != 0:

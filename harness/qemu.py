@@ -4,6 +4,7 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -42,6 +43,17 @@ def kvm_usable():
 class QemuSession:
     """One guest. Use as a context manager so QEMU never outlives the harness."""
 
+    _live = set()               # sessions with a running QEMU, for close_all()
+    _live_lock = threading.Lock()
+
+    @classmethod
+    def close_all(cls):
+        """Stop every running guest (on Ctrl-C, from the main thread)."""
+        with cls._live_lock:
+            live = list(cls._live)
+        for s in live:
+            s.close()
+
     def __init__(self, tree, initrd, workdir, kvm=False, append="", memory="512M",
                  boot_timeout=600, hang_timeout=180, icount=False, kaslr=False):
         self.tree = tree
@@ -69,7 +81,7 @@ class QemuSession:
     def argv(self):
         # Two RAM disks with room for partitions: the block device sampler's subjects.
         append = ("console=ttyS0 " + ("" if self.kaslr else "nokaslr ") +
-                  "panic=-1 brd.rd_nr=2 brd.rd_size=65536 brd.max_part=4 " +
+                  "panic=-1 brd.rd_nr=2 brd.rd_size=16384 brd.max_part=4 " +
                   self.extra_append)
         return [
             "qemu-system-x86_64", "-nodefaults", "-display", "none", "-no-reboot",
@@ -115,6 +127,8 @@ class QemuSession:
             raise HarnessError("boot", f"cannot start qemu: {e}") from e
         self.child.logfile_read = self._log
         self.started = time.monotonic()
+        with QemuSession._live_lock:
+            QemuSession._live.add(self)
 
     def _excerpt(self, around=None, lines=12):
         text = self.console_log.read_text(errors="replace") if self.console_log.exists() else ""
@@ -216,6 +230,8 @@ class QemuSession:
                                self.console_log) from e
 
     def close(self):
+        with QemuSession._live_lock:
+            QemuSession._live.discard(self)
         if self.child is not None:
             if self.child.isalive():
                 self.child.terminate(force=True)

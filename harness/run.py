@@ -1,7 +1,9 @@
 """One A/B run: build every variant, boot it, verify it with gdb, write the report."""
 
+import concurrent.futures
 import os
 import shutil
+import threading
 import time
 from pathlib import Path
 
@@ -54,16 +56,28 @@ def _error_entry(err, vdir):
 
 
 def run_variant(variant, tree, entry, vdir, opts):
+    timings = entry.setdefault("timings", {})
+    clock = time.monotonic()
+
+    def lap(step):
+        nonlocal clock
+        now = time.monotonic()
+        timings[step] = round(now - clock, 2)
+        clock = now
+
     ko = module.build(tree, variant.module_mode)
     entry["symcheck"] = symcheck.findings(ko, tree)
     shutil.copy2(ko.parent / "build.log", vdir / "module-build.log")
+    lap("module")
     initrd = initramfs.build(tree, ko, opts["scenario"], vdir, variant.module_mode,
                              opts["insmod_args"], opts["stress"], opts["bench"])
+    lap("initramfs")
     with QemuSession(tree, initrd, vdir, kvm=opts["kvm"], append=opts["append"],
                      boot_timeout=opts["boot_timeout"], hang_timeout=opts["hang_timeout"],
                      icount=opts["bench"] > 0, kaslr=opts["kaslr"]) as vm:
         t0 = time.monotonic()
         early = guestdata.parse(vm.wait_armed(), partial=True)
+        lap("boot")
         entry["boot_seconds"] = round(time.monotonic() - t0, 1)
         entry["accel"] = vm.accel
         text_addr = early["ktext"][0]["addr"] if early["ktext"] else None
@@ -83,13 +97,17 @@ def run_variant(variant, tree, entry, vdir, opts):
             session.start()
             vm.send_go()
             truth = session.finish()
+        lap("gdb")
         data = guestdata.parse(vm.wait_ready())
         entry["guest_kernel"] = data["guest"].get("kernel")
         vm.resume_and_finish()
+        lap("guest_rest")
+    entry["guest_phases"] = {p["name"]: float(p["uptime"]) for p in data["phase"]}
     # The guest program is static and not PIE: its frames name without a load base.
     names = addr2line.function_names(initramfs.build_guest_program("ustack.c"),
                                      [f["ip"] for f in data["frame"]])
     entry.update(compare.compare_variant(data, truth, opts["stress"], variant, names))
+    lap("compare")
     entry["values"] += compare.compare_symcheck(entry["symcheck"], variant.module_mode)
     entry["bench"] = data["bench"]
     c = entry["counts"]
@@ -98,7 +116,8 @@ def run_variant(variant, tree, entry, vdir, opts):
 
 
 def run(names, scenario=None, kvm=False, append="", runs_root=None,
-        boot_timeout=600, hang_timeout=180, insmod_args="", stress=0, bench=0, kaslr=False):
+        boot_timeout=600, hang_timeout=180, insmod_args="", stress=0, bench=0, kaslr=False,
+        jobs=None):
     """Run the comparison; return (exit status, run directory)."""
     selected = variants.select(names)
     scenario = Path(scenario or paths.SCENARIOS / "default.scenario")
@@ -136,19 +155,44 @@ def run(names, scenario=None, kvm=False, append="", runs_root=None,
             entry["error"] = _error_entry(err, vdir)
             first_error = first_error or err
             say("error", err.one_line())
-    for v in selected:
+    # Guests run concurrently (one per CPU by default): each is one TCG thread
+    # and often idle (writeback throttling), and every guest has its own
+    # directory, sockets and gdb.
+    lock = threading.Lock()
+    errors = {}
+
+    def one(v):
         entry = rep["variants"][v.name]
-        if v.name not in trees:
-            continue
         vdir = rundir / v.name
         try:
             run_variant(v, trees[v.name], entry, vdir, opts)
         except HarnessError as err:
             entry["verdict"] = "fail"
             entry["error"] = _error_entry(err, vdir)
-            first_error = first_error or err
+            errors[v.name] = err
             say("error", err.one_line())
-        report.write_all(rundir, rep)        # keep what is known after each variant
+        finally:
+            with lock:
+                report.write_all(rundir, rep)        # keep what is known after each variant
+
+    ready = [v for v in selected if v.name in trees]
+    workers = max(1, min(len(ready) or 1, jobs or os.cpu_count() or 1))
+    t0 = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+        futures = [pool.submit(one, v) for v in ready]
+        try:
+            for f in futures:
+                f.result()
+        except KeyboardInterrupt:
+            for f in futures:
+                f.cancel()
+            QemuSession.close_all()       # running guests end, so the workers return
+            raise
+    rep.setdefault("timings", {})["guests"] = round(time.monotonic() - t0, 1)
+    rep["timings"]["guest_workers"] = workers
+    for v in selected:
+        if first_error is None and v.name in errors:
+            first_error = errors[v.name]
     rep["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     report.write_all(rundir, rep)
     say("report", f"{rundir / 'report.md'}: verdict {rep['verdict']}")

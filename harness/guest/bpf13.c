@@ -110,7 +110,7 @@ static void write_file(const char *path)
 	snprintf(of, sizeof(of), "of=%s", path);
 	pid = fork();
 	if (pid == 0) {
-		execl("/bin/dd", "dd", "if=/dev/zero", of, "bs=1048576", "count=2",
+		execl("/bin/dd", "dd", "if=/dev/zero", of, "bs=4096", "count=64",
 		      (char *)NULL);
 		_exit(127);
 	}
