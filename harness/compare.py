@@ -303,11 +303,18 @@ def compare_stress(data, expected_cycles):
     return values
 
 
-def compare_results_header(truth):
+def compare_results_header(truth, data=None):
     """gdb found the module's results and stopped inside the snapshot they belong to."""
     r = truth["results"]
     stop = truth["stop"]
-    return [
+    rows = []
+    for line in (data or {}).get("results", []):
+        # the module's own &ksymlab_results against gdb's, found through the
+        # module's DWARF at the section addresses /sys/module reported
+        rows.append({"kind": "snapshot", "key": "ksymlab_results address",
+                     "module": _hex(line["addr"]), "gdb": _hex(r.get("addr")),
+                     "agree": line["addr"] == r.get("addr")})
+    return rows + [
         {"kind": "snapshot", "key": "ksymlab_results magic", "module": f"{r['magic']:#x}",
          "expected": f"{RESULTS_MAGIC:#x}", "agree": r["magic"] == RESULTS_MAGIC},
         {"kind": "snapshot", "key": "gdb stopped in", "module": stop["function"],
@@ -323,7 +330,7 @@ def compare_variant(data, truth, stress_cycles=0, variant=None, ustack_names=Non
     """Build the report entry of one variant: symbols[], values[], samplers, notes, counts."""
     notes = []
     symbols = compare_symbols(data, truth)
-    values = compare_results_header(truth)
+    values = compare_results_header(truth, data)
     values += compare_prio(data, truth, notes)
     values += compare_pageblocks(data, truth)
     values += compare_migratetype(data, truth)

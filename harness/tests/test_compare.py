@@ -4,6 +4,7 @@ from harness import compare, guestdata
 
 BASE = [
     "symbol name=task_prio addr=0x1000 method=export",
+    "results addr=0xffffffffc0002480 size=25472",
     "kallsyms name=task_prio addr=0x{kaddr} type=T",
     "procstat pid=7 prio={statprio}",
     "task pid=7 policy=nice value=5",
@@ -55,7 +56,7 @@ def with_memory(d, truth):
     t = dict(truth)
     if "results" not in t:
         t["results"] = {
-            "magic": compare.RESULTS_MAGIC, "snapshot_seq": 1,
+            "magic": compare.RESULTS_MAGIC, "snapshot_seq": 1, "addr": 0xffffffffc0002480,
             "prio": [{"pid": p["pid"], "prio": p["prio"], "policy": p["policy"],
                       "comm": p["comm"]} for p in d["prio"]],
             "pageblocks": [{"node": p["node"], "pfn": p["pfn"], "zid": 0, "mt": p["mt"]}
@@ -82,7 +83,7 @@ def test_all_agree():
                              "gdb_addr": "0x1000", "proc_kallsyms": "0x1000", "agree": True}]
     kinds = [v["kind"] for v in r["values"]]
     # the empty migratetype 5 that pagetypeinfo does not list is skipped
-    assert kinds == ["snapshot"] * 3 + ["prio"] * 2 + ["pageblock"] * 3 + ["migratetype"] * 2 \
+    assert kinds == ["snapshot"] * 4 + ["prio"] * 2 + ["pageblock"] * 3 + ["migratetype"] * 2 \
         + ["blockdev"] * 2 + ["ustack"] * 3 + ["writeback"] * 3
     assert r["counts"]["unchecked"] == 0
 
@@ -198,6 +199,11 @@ def test_snapshot_header():
     truth = with_memory(d, TRUTH)
     truth["results"]["magic"] = 0
     assert failing(compare.compare_variant(d, truth)) == [("snapshot", "ksymlab_results magic")]
+    # gdb found the structure somewhere else than the module says it is
+    truth = with_memory(d, TRUTH)
+    truth["results"]["addr"] += 0x40
+    assert failing(compare.compare_variant(d, truth)) == [("snapshot",
+                                                           "ksymlab_results address")]
     truth = dict(TRUTH, stop={"function": "native_safe_halt", "pc": 1, "seq": None})
     assert failing(cmp(d, truth)) == [("snapshot", "gdb stopped in")]
     truth = dict(TRUTH, stop=dict(TRUTH["stop"], seq=2))
