@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import time
@@ -102,11 +103,8 @@ def _make_env():
                CCACHE_BASEDIR=str(paths.cache_root() / "trees"),
                CCACHE_NOHASHDIR="true", CCACHE_MAXSIZE="5G")
     # Fixed build identity: the same inputs give the same uname -v and vermagic.
-    # KBUILD_BUILD_VERSION pins the "#1" that init/build-version would count
-    # up in .version on every relink (a derived tree relinks a copied one).
     env.update(KBUILD_BUILD_TIMESTAMP="Thu Apr  9 15:35:39 UTC 2020",
-               KBUILD_BUILD_USER="ksymlab", KBUILD_BUILD_HOST="ksymlab",
-               KBUILD_BUILD_VERSION="1", LC_ALL="C")
+               KBUILD_BUILD_USER="ksymlab", KBUILD_BUILD_HOST="ksymlab", LC_ALL="C")
     env.pop("ARCH", None)
     env.pop("CROSS_COMPILE", None)
     return env
@@ -225,7 +223,8 @@ def _build(src, log, env, label):
 #    vmlinux-gdb.py symlink is absolute and is recreated by make scripts_gdb.
 #    DWARF comp_dir of copied objects names the base tree, as ccache hits
 #    already do.
-#  - build number: KBUILD_BUILD_VERSION keeps uname -v at "#1" on relink.
+#  - build number: init/build-version counts .version up on every link; the
+#    copy's .version is removed so the relink is "#1" again, as in a fresh tree.
 #  - concurrency: the base is copied under its lock and only while its
 #    manifest exists, so neither a half-built nor a half-removed tree is copied.
 
@@ -341,6 +340,11 @@ def build_order(selected):
     return sorted(selected, key=n)
 
 
+def _children_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def manifest(tree):
     """The manifest of a built tree as a dict ({} when unreadable)."""
     try:
@@ -386,6 +390,7 @@ def prepare(variant, index=1, total=1, tarball=None):
                 gdb_link = tree.src / "vmlinux-gdb.py"
                 if gdb_link.is_symlink():
                     gdb_link.unlink()       # absolute, into the base; make scripts_gdb relinks
+                (tree.src / ".version").unlink(missing_ok=True)    # uname -v "#1", not "#2"
                 steps["patch"] = _apply_series(variant, tree.src, root / "patch.log",
                                                rest, base.n_patches + 1)
                 start_c = time.monotonic()
@@ -395,7 +400,9 @@ def prepare(variant, index=1, total=1, tarball=None):
             steps["extract"] = _extract(tarball, tree.src, root / "extract.log")
             steps["patch"] = _apply_series(variant, tree.src, root / "patch.log")
             steps["configure"] = _configure(variant, tree.src, root / "configure.log", env)
+        cpu0 = _children_cpu()
         steps["build"] = _build(tree.src, root / "build.log", env, label)
+        build_cpu = _children_cpu() - cpu0
         for need in (tree.vmlinux, tree.bzimage, tree.gdb_script, tree.gen_init_cpio, tree.symvers):
             if not need.exists():
                 raise HarnessError("build", f"{need} missing after a successful make", root / "build.log")
@@ -406,6 +413,7 @@ def prepare(variant, index=1, total=1, tarball=None):
             "derived_from_variant": base.variant if base else None,
             "steps": {k: round(v, 1) for k, v in steps.items()},
             "build_seconds": round(steps["build"], 1),
+            "build_cpu_seconds": round(build_cpu, 1),     # user+sys of make and its children
             "total_seconds": round(time.monotonic() - start, 1),
         }, indent=2) + "\n")
         return tree
