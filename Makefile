@@ -30,9 +30,12 @@ unit: deps
 	$(MAKE) -C symcheck all test
 	$(PYTEST) -ra -m "not e2e" symcheck/tests harness/tests
 
-## Benchmark (not a test): resolution, load and call cost per mode, under QEMU -icount.
+## Benchmark (not a test): cold and warm wall times, then resolution, load and
+## call cost per mode under QEMU -icount. BENCH_ARGS=--skip-cold leaves out the
+## cold builds (about 20 minutes of both cores).
+BENCH_ARGS ?=
 bench: deps
-	$(PYTHON) -m harness.bench
+	$(PYTHON) -m harness.bench $(BENCH_ARGS)
 
 clean-runs:
 	rm -rf runs

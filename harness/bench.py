@@ -1,18 +1,43 @@
-"""Benchmark (not a test): symbol resolution, module load and call cost per mode.
+"""Benchmark (not a test): build and run wall times, then in-guest cost per mode.
 
-Boots every variant twice under QEMU -icount, where the guest clock counts
-instructions, runs the guest benchmark program, and prints per mode the
-median of its rounds and how far the two runs differ.
+1. Cold builds, side by side in one benchmark: one variant alone (COLD_ALONE)
+   into a fresh empty cache (ccache included), then every selected variant
+   into another fresh empty cache, in kernel.build_order() so later variants
+   derive from trees built earlier. Both caches live under /var/tmp and are
+   deleted afterwards. `--skip-cold` leaves this out.
+2. Two runs with QEMU -icount, where the guest clock counts instructions: the
+   guest benchmark program's figures per mode and how far the two runs differ.
+   They also leave the normal cache warm.
+3. A warm `make run`, timed as a whole, with per-step times from its report.
+
+One table of steps and wall seconds with the two ratios and their targets,
+then the -icount figures; both go to bench.json in the warm run's directory.
 """
 
+import argparse
 import json
+import os
+import re
+import shutil
 import statistics
+import subprocess
 import sys
+import tempfile
+import time
+from pathlib import Path
 
-from . import variants
+from . import kernel, paths, variants
+from .errors import HarnessError
+from .progress import say
 from .run import run
 
 ROUNDS = 5
+COLD_ALONE = "exports"          # the first default variant
+COLD_TMP = "/var/tmp"
+TARGET_COLD_RATIO = 1.5         # cold build of all variants / one variant alone
+TARGET_WARM_SECONDS = 30.0      # warm `make run`
+KERNEL_STEPS = ("extract", "copy", "patch", "configure", "build")
+GUEST_STEPS = ("module", "initramfs", "boot", "gdb")
 
 
 def figures(entry):
@@ -24,37 +49,223 @@ def figures(entry):
     return {k: statistics.median(v) for k, v in by.items()}
 
 
-def main(names=variants.DEFAULT, runs_root=None):
-    results = []
-    for attempt in (1, 2):
-        status, rundir, err = run(list(names), runs_root=runs_root, bench=ROUNDS)
-        if err is not None:
-            print(err.one_line(), file=sys.stderr)
-            return err.exit_status
-        rep = json.loads((rundir / "report.json").read_text())
-        results.append({n: figures(v) for n, v in rep["variants"].items()})
+# ---------------------------------------------------------------- measuring
+
+def cold_build(names, tmp_root=COLD_TMP):
+    """Build `names` into a fresh cache; per variant its wall seconds and manifest steps."""
+    cache = Path(tempfile.mkdtemp(prefix="ksymlab-bench-cold-", dir=tmp_root))
+    saved = os.environ.get("KSYMLAB_CACHE")
+    os.environ["KSYMLAB_CACHE"] = str(cache)
+    try:
+        order = kernel.build_order(variants.select(names))
+        out = {"cache": str(cache), "variants": []}
+        start = time.monotonic()
+        for i, v in enumerate(order, 1):
+            t0 = time.monotonic()
+            tree = kernel.prepare(v, i, len(order))
+            m = kernel.manifest(tree)
+            out["variants"].append({"variant": v.name, "seconds": time.monotonic() - t0,
+                                    "steps": m.get("steps", {}),
+                                    "build_cpu": m.get("build_cpu_seconds"),
+                                    "derived_from": m.get("derived_from_variant")})
+        out["seconds"] = time.monotonic() - start
+        return out
+    finally:
+        if saved is None:
+            os.environ.pop("KSYMLAB_CACHE", None)
+        else:
+            os.environ["KSYMLAB_CACHE"] = saved
+        say("bench", f"removing {cache}")
+        shutil.rmtree(cache, ignore_errors=True)
+
+
+def warm_make_run(runs_root, names):
+    """`make run` with everything cached: (wall seconds, exit status, run directory or None)."""
+    env = {**os.environ, "KSYMLAB_RUNS": str(runs_root)}
+    say("bench", "warm make run")
+    t0 = time.monotonic()
+    p = subprocess.run(["make", "-s", "-C", str(paths.REPO), "run",
+                        f"RUN_ARGS=--variants {','.join(names)}"], env=env,
+                       stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    wall = time.monotonic() - t0
+    m = re.search(r"^report: (.*)/report\.md$", p.stdout, re.M)
+    rundir = Path(m.group(1)) if m else None
+    if rundir and rundir.is_dir():
+        (rundir / "make-run.log").write_text(p.stdout + p.stderr)
+    return wall, p.returncode, rundir
+
+
+# ---------------------------------------------------------------- the table
+
+def _row(phase, step, variant, seconds, note=""):
+    return {"phase": phase, "step": step, "variant": variant,
+            "seconds": None if seconds is None else round(seconds, 1), "note": note}
+
+
+def cold_rows(phase, cold):
     rows = []
-    print(f"{'variant':9} {'mode':9} {'figure':24} {'run 1':>14} {'run 2':>14} {'diff %':>7}")
-    labels = {"resolve": "resolve all symbols (ns)", "load": "finit_module (ns)",
-              "direct": "direct call (ns/call)", "pointer": "pointer call (ns/call)"}
+    for v in cold["variants"]:
+        for step in KERNEL_STEPS:
+            if step in v["steps"]:
+                note = ""
+                if step == "copy":
+                    note = f"from {v['derived_from']} tree"
+                elif step == "build" and v.get("build_cpu") is not None:
+                    note = f"cpu {v['build_cpu']:.0f} s"
+                rows.append(_row(phase, step, v["variant"], v["steps"][step], note))
+        rows.append(_row(phase, "kernel total", v["variant"], v["seconds"],
+                         f"derived from {v['derived_from']}" if v["derived_from"] else "from scratch"))
+    rows.append(_row(phase, "total", "all" if len(cold["variants"]) > 1 else
+                     cold["variants"][0]["variant"], cold["seconds"]))
+    return rows
+
+
+def warm_rows(report, wall, status):
+    """Per-step rows of a warm run from its report.json (None where it has no figure)."""
+    rows = []
+    timings = report.get("timings", {}) if report else {}
+    names = list(report.get("variants", {})) if report else []
+    for step in ("kernel",) + GUEST_STEPS:
+        per = timings.get(step, {})
+        for name in names:
+            sec = per.get(name) if isinstance(per, dict) else None
+            if sec is None and step == "boot":
+                sec = report["variants"][name].get("boot_seconds")
+            note = "" if sec is not None else "not in report.json"
+            rows.append(_row("warm make run", "gdb verification" if step == "gdb" else step,
+                             name, sec, note))
+    rep_s = timings.get("report")
+    rows.append(_row("warm make run", "report", "", rep_s,
+                     "" if rep_s is not None else "not in report.json"))
+    rows.append(_row("warm make run", "total", "", wall,
+                     f"make run exit status {status}" + ("" if report else ", no report.json")))
+    return rows
+
+
+def ratios(cold_alone, cold_all, warm_wall):
+    out = []
+    if cold_alone and cold_all:
+        value = cold_all["seconds"] / cold_alone["seconds"]
+        alone = cold_alone["variants"][0]["variant"]
+        out.append({"name": f"cold all variants / one variant alone ({alone})",
+                    "value": round(value, 2), "target": f"<= {TARGET_COLD_RATIO}",
+                    "ok": value <= TARGET_COLD_RATIO})
+    else:
+        out.append({"name": "cold all variants / one variant alone", "value": None,
+                    "target": f"<= {TARGET_COLD_RATIO}", "ok": None,
+                    "note": "skipped (--skip-cold)"})
+    out.append({"name": "warm make run seconds", "value": None if warm_wall is None
+                else round(warm_wall, 1), "target": f"<= {TARGET_WARM_SECONDS:g}",
+                "ok": None if warm_wall is None else warm_wall <= TARGET_WARM_SECONDS})
+    return out
+
+
+def format_table(rows, ratio_rows):
+    lines = [f"{'phase':18} {'step':17} {'variant':9} {'seconds':>8}  note"]
+    for r in rows:
+        sec = "-" if r["seconds"] is None else f"{r['seconds']:.1f}"
+        lines.append(f"{r['phase']:18} {r['step']:17} {r['variant']:9} {sec:>8}  {r['note']}".rstrip())
+    for q in ratio_rows:
+        if q["value"] is None:
+            val, verdict = "-", q.get("note", "not measured")
+        else:
+            val, verdict = f"{q['value']:g}", "met" if q["ok"] else "NOT met"
+        lines.append(f"{'ratio':18} {q['name']}: {val} (target {q['target']}) {verdict}")
+    return "\n".join(lines)
+
+
+def icount_rows(results, names):
+    rows = []
     for name in names:
         mode = variants.VARIANTS[name].module_mode
-        for kind, label in labels.items():
-            a, b = results[0][name].get(kind), results[1][name].get(kind)
-            if a is None:
+        for kind in ("resolve", "load", "direct", "pointer"):
+            a, b = results[0].get(name, {}).get(kind), results[1].get(name, {}).get(kind)
+            if a is None or b is None:
                 continue
             diff = abs(a - b) / a * 100 if a else 0.0
             rows.append({"variant": name, "mode": mode, "figure": kind, "run1": a, "run2": b,
                          "diff_percent": round(diff, 3)})
-            print(f"{name:9} {mode:9} {label:24} {a:14.2f} {b:14.2f} {diff:7.3f}")
+    return rows
+
+
+ICOUNT_LABELS = {"resolve": "resolve all symbols (ns)", "load": "finit_module (ns)",
+                 "direct": "direct call (ns/call)", "pointer": "pointer call (ns/call)"}
+
+
+def format_icount(rows):
+    lines = [f"{'variant':9} {'mode':9} {'figure':24} {'run 1':>14} {'run 2':>14} {'diff %':>7}"]
+    for r in rows:
+        lines.append(f"{r['variant']:9} {r['mode']:9} {ICOUNT_LABELS[r['figure']]:24} "
+                     f"{r['run1']:14.2f} {r['run2']:14.2f} {r['diff_percent']:7.3f}")
+    return "\n".join(lines)
+
+
+def bench_json(rows, ratio_rows, icount, cold_skipped):
+    return {"steps": rows, "ratios": ratio_rows, "cold_skipped": cold_skipped,
+            "cold_alone_variant": COLD_ALONE, "rounds": ROUNDS, "icount": "shift=0",
+            "rows": icount}
+
+
+# ---------------------------------------------------------------- main
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python3 -m harness.bench")
+    ap.add_argument("--skip-cold", action="store_true",
+                    help="leave out the cold builds (about 20 minutes on 2 cores)")
+    ap.add_argument("--variants", default=",".join(variants.DEFAULT))
+    ap.add_argument("--runs-dir", help="where run directories go (default: ./runs or $KSYMLAB_RUNS)")
+    args = ap.parse_args(argv)
+    names = [n for n in args.variants.split(",") if n]
+    runs_root = Path(args.runs_dir or paths.runs_root())
+    rows, cold_alone, cold_all = [], None, None
+    try:
+        variants.select(names + [COLD_ALONE])
+        if args.skip_cold:
+            rows.append(_row("cold", "skipped", "", None, "--skip-cold"))
+        else:
+            cold_alone = cold_build([COLD_ALONE])
+            rows += cold_rows("cold one variant", cold_alone)
+            cold_all = cold_build(names)
+            rows += cold_rows("cold all variants", cold_all)
+    except HarnessError as err:
+        print(err.one_line(), file=sys.stderr)
+        return err.exit_status
+
+    # A failed -icount run does not throw away the cold figures: the table is
+    # still printed, and the exit status is the run's.
+    results, failed, rundir = [], None, None
+    for attempt in (1, 2):
+        status, rundir, err = run(list(names), runs_root=runs_root, bench=ROUNDS)
+        if err is not None:
+            print(err.one_line(), file=sys.stderr)
+            failed = err
+            break
+        rep = json.loads((rundir / "report.json").read_text())
+        results.append({n: figures(v) for n, v in rep["variants"].items()})
+
+    wall, status, warm_dir = warm_make_run(runs_root, names)
+    report = None
+    if warm_dir and (warm_dir / "report.json").is_file():
+        report = json.loads((warm_dir / "report.json").read_text())
+    rows += warm_rows(report, wall, status)
+    ratio_rows = ratios(cold_alone, cold_all, wall)
+    icount = icount_rows(results, names) if len(results) == 2 else []
+
+    print(format_table(rows, ratio_rows))
+    if args.skip_cold:
+        print("note: cold builds skipped (--skip-cold); no cold ratio measured.")
+    print()
+    if failed is not None:
+        print(f"note: the -icount runs failed ({failed.one_line()}); no in-guest figures.")
+    print(format_icount(icount))
     print("note: under -icount the guest clock counts instructions (1 ns each), so these are\n"
           "instruction counts: repeatable, but blind to cache, branch-prediction and\n"
           "retpoline costs. Writeback to the RAM disk never throttles in icount time, so\n"
           "the writeback and BPF checks of these runs fail; `make run` is the verification.")
-    out = rundir / "bench.json"
-    out.write_text(json.dumps({"rounds": ROUNDS, "icount": "shift=0", "rows": rows}, indent=2))
+    out = (warm_dir or rundir) / "bench.json"
+    out.write_text(json.dumps(bench_json(rows, ratio_rows, icount, args.skip_cold), indent=2) + "\n")
     print(f"bench: {out}")
-    return 0
+    return failed.exit_status if failed is not None else 0
 
 
 if __name__ == "__main__":
