@@ -121,19 +121,31 @@ def cold_rows(phase, cold):
 
 
 def warm_rows(report, wall, status):
-    """Per-step rows of a warm run from its report.json (None where it has no figure)."""
+    """Per-step rows of a warm run from its report.json (None where it has no figure).
+
+    run.py records timings.kernel.<variant> (prepare), and per variant
+    variants.<v>.timings.{module,initramfs,boot,gdb,guest_rest,compare}; the
+    guests run concurrently, so timings.guests is the wall time of all of them.
+    """
     rows = []
-    timings = report.get("timings", {}) if report else {}
-    names = list(report.get("variants", {})) if report else []
-    for step in ("kernel",) + GUEST_STEPS:
-        per = timings.get(step, {})
+    report = report or {}
+    timings = report.get("timings", {})
+    names = list(report.get("variants", {}))
+    for step in ("kernel",) + GUEST_STEPS + ("guest_rest", "compare"):
         for name in names:
-            sec = per.get(name) if isinstance(per, dict) else None
+            entry = report["variants"][name]
+            sec = (entry.get("timings") or {}).get(step)
+            if sec is None and isinstance(timings.get(step), dict):
+                sec = timings[step].get(name)
             if sec is None and step == "boot":
-                sec = report["variants"][name].get("boot_seconds")
-            note = "" if sec is not None else "not in report.json"
+                sec = entry.get("boot_seconds")
+            if sec is None and step in ("guest_rest", "compare"):
+                continue                    # optional detail, not a step of the issue
             rows.append(_row("warm make run", "gdb verification" if step == "gdb" else step,
-                             name, sec, note))
+                             name, sec, "" if sec is not None else "not in report.json"))
+    if timings.get("guests") is not None:
+        rows.append(_row("warm make run", "guests (all)", "", timings["guests"],
+                         f"concurrent, {timings.get('guest_workers', '?')} workers"))
     rep_s = timings.get("report")
     rows.append(_row("warm make run", "report", "", rep_s,
                      "" if rep_s is not None else "not in report.json"))

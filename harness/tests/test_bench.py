@@ -53,13 +53,22 @@ def test_skipped_cold_is_said_not_measured():
 
 def test_warm_rows_take_run_timings_and_mark_missing():
     report = {"timings": {"kernel": {"exports": 0.1, "stock": 0.2},
-                          "boot": {"exports": 9.0}, "report": 0.4},
-              "variants": {"exports": {"boot_seconds": 8.0}, "stock": {"boot_seconds": 7.5}}}
+                          "boot": {"exports": 9.0}, "report": 0.4,
+                          "guests": 14.0, "guest_workers": 2},
+              "variants": {"exports": {"boot_seconds": 8.0},
+                           "stock": {"boot_seconds": 7.5,
+                                     "timings": {"initramfs": 1.25, "compare": 0.5}}}}
     rows = bench.warm_rows(report, 27.3, 0)
     get = {(r["step"], r["variant"]): r for r in rows}
     assert get[("kernel", "stock")]["seconds"] == 0.2
     assert get[("boot", "exports")]["seconds"] == 9.0          # run.py's timing wins
     assert get[("boot", "stock")]["seconds"] == 7.5            # else boot_seconds
+    assert get[("initramfs", "stock")]["seconds"] == 1.2       # per-variant timings
+    assert get[("compare", "stock")]["seconds"] == 0.5
+    assert ("compare", "exports") not in get                   # optional, absent
+    assert get[("guests (all)", "")] == {"phase": "warm make run", "step": "guests (all)",
+                                         "variant": "", "seconds": 14.0,
+                                         "note": "concurrent, 2 workers"}
     assert get[("module", "exports")] == {"phase": "warm make run", "step": "module",
                                           "variant": "exports", "seconds": None,
                                           "note": "not in report.json"}
