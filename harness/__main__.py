@@ -58,7 +58,9 @@ def main(argv=None):
             print(f"report: {rundir / 'report.md'}")
             return status
         selected = variants.select(names)
-        for i, v in enumerate(selected, 1):
+        # Bases first, so that a tree can derive from one built just before.
+        for i, v in enumerate(kernel.build_order(selected) if args.cmd == "build" else selected,
+                              1):
             if args.cmd == "key":
                 print(f"{v.name} {kernel.tree_key(v)}")
             else:

@@ -194,7 +194,10 @@ def run(names, scenario=None, kvm=False, append="", runs_root=None,
         if first_error is None and v.name in errors:
             first_error = errors[v.name]
     rep["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    t0 = time.monotonic()
     report.write_all(rundir, rep)
+    rep["timings"]["report"] = round(time.monotonic() - t0, 2)
+    report.write_all(rundir, rep)       # once more, with its own time recorded
     say("report", f"{rundir / 'report.md'}: verdict {rep['verdict']}")
     if first_error is not None:
         return first_error.exit_status, rundir, first_error
