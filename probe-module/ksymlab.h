@@ -113,6 +113,7 @@ extern struct ksymlab_results ksymlab_results;
 extern struct mutex ksymlab_results_lock;
 
 void ksymlab_snapshot(void);
+void ksymlab_lock_snapshot(void);
 void ksymlab_snapshot_taken(u32 seq);
 void ksymlab_snapshot_prio(void);
 void ksymlab_snapshot_pageblocks(void);

@@ -68,12 +68,7 @@ int ksymlab_migratetype_show(struct seq_file *m, void *v)
 	int nid, zid, mt;
 	u32 i;
 
-	mutex_lock(&ksymlab_results_lock);
-	if (!ksymlab_results.snapshot_seq) {
-		mutex_unlock(&ksymlab_results_lock);
-		ksymlab_snapshot();
-		mutex_lock(&ksymlab_results_lock);
-	}
+	ksymlab_lock_snapshot();
 	seq_printf(m, "snapshot kind=migratetype seq=%u\n",
 		   ksymlab_results.snapshot_seq);
 	for (i = 0; i < ksymlab_results.nr_pageblocks; i++) {

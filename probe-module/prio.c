@@ -35,12 +35,7 @@ int ksymlab_prio_show(struct seq_file *m, void *v)
 {
 	u32 i;
 
-	mutex_lock(&ksymlab_results_lock);
-	if (!ksymlab_results.snapshot_seq) {
-		mutex_unlock(&ksymlab_results_lock);
-		ksymlab_snapshot();
-		mutex_lock(&ksymlab_results_lock);
-	}
+	ksymlab_lock_snapshot();
 	seq_printf(m, "snapshot kind=prio seq=%u\n", ksymlab_results.snapshot_seq);
 	for (i = 0; i < ksymlab_results.nr_prio; i++) {
 		const struct ksymlab_prio_sample *s = &ksymlab_results.prio[i];

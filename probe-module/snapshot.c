@@ -44,6 +44,17 @@ void ksymlab_snapshot(void)
 	mutex_unlock(&ksymlab_results_lock);
 }
 
+/* Lock the results for a reader, taking a first snapshot if there is none. */
+void ksymlab_lock_snapshot(void)
+{
+	mutex_lock(&ksymlab_results_lock);
+	if (!ksymlab_results.snapshot_seq) {
+		mutex_unlock(&ksymlab_results_lock);
+		ksymlab_snapshot();
+		mutex_lock(&ksymlab_results_lock);
+	}
+}
+
 static ssize_t ksymlab_snapshot_write(struct file *file,
 				      const char __user *buf, size_t count,
 				      loff_t *ppos)
