@@ -96,7 +96,13 @@ def run_variant(variant, tree, entry, vdir, opts):
         with gdb.GdbSession(tree, vm.gdb_socket, claims, vdir, slide=slide) as session:
             session.start()
             vm.send_go()
-            truth = session.finish()
+            try:
+                truth = session.finish()
+            except HarnessError:
+                # A guest that panicked or reset under gdb also ends gdb's session:
+                # report what the console says happened, else gdb's own failure.
+                vm.wait_ready()
+                raise
         lap("gdb")
         data = guestdata.parse(vm.wait_ready())
         entry["guest_kernel"] = data["guest"].get("kernel")

@@ -14,9 +14,19 @@
 
 #include <linux/compiler.h>
 #include <linux/irqflags.h>
+#include <linux/kernel.h>
+#include <linux/moduleparam.h>
 #include <linux/proc_fs.h>
 
 #include "ksymlab.h"
+
+/*
+ * Proof that the harness reports a guest that dies while gdb waits for the
+ * snapshot as the console shows it (a panic), not as a lost gdb session.
+ */
+static bool selftest_panic;
+module_param(selftest_panic, bool, 0400);
+MODULE_PARM_DESC(selftest_panic, "panic instead of taking a snapshot (tests the harness)");
 
 /*
  * Breakpoint target for gdbscripts/ksymlab_verify.py. noinline, global and
@@ -32,6 +42,8 @@ void ksymlab_snapshot(void)
 {
 	unsigned long flags;
 
+	if (selftest_panic)
+		panic("ksymlab: selftest_panic set, no snapshot");
 	mutex_lock(&ksymlab_results_lock);
 	local_irq_save(flags);
 	if (ksymlab_available(KSYMLAB_PRIO))

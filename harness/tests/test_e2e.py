@@ -213,6 +213,18 @@ def test_unexpected_reboot_is_classified(tmp_path, ab_run):
     assert qemu_processes(tmp_path) == []
 
 
+def test_guest_dying_under_gdb_is_classified_by_its_console(tmp_path, ab_run):
+    # The module panics where it would take the snapshot, while gdb waits at
+    # the breakpoint: the verdict is the panic, not the lost gdb session.
+    p = harness("run", "--variants", "exports", "--runs-dir", str(tmp_path),
+                "--insmod-args", "selftest_panic=1")
+    assert p.returncode == 31, p.stderr[-2000:]
+    assert p.stderr.strip().splitlines()[-1].startswith(
+        "ksymlab: panic: exports: Kernel panic - not syncing: ksymlab: selftest_panic")
+    assert (tmp_path / "latest" / "exports" / "gdb.log").exists()
+    assert qemu_processes(tmp_path) == []
+
+
 def test_kaslr_slide_computed_and_vmlinux_relocated(tmp_path, ab_run):
     p = harness("run", "--variants", "exports", "--runs-dir", str(tmp_path), "--kaslr")
     assert p.returncode == 0, p.stderr[-3000:]
