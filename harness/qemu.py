@@ -3,6 +3,7 @@
 import os
 import re
 import shutil
+import signal
 import tempfile
 import threading
 import time
@@ -234,6 +235,12 @@ class QemuSession:
             QemuSession._live.discard(self)
         if self.child is not None:
             if self.child.isalive():
+                # pexpect made the child a session leader: its group holds
+                # anything it started, which must not outlive it either.
+                try:
+                    os.killpg(self.child.pid, signal.SIGKILL)
+                except OSError:
+                    pass
                 self.child.terminate(force=True)
             self.child.close(force=True)
             self.child = None

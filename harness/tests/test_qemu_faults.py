@@ -1,6 +1,7 @@
 """Console classification, with a shell script standing in for QEMU."""
 
 import os
+import time
 
 import pytest
 
@@ -97,6 +98,16 @@ def test_no_process_left_behind(tmp_path):
     classify(tmp_path, f"sleep 300 & echo $! > {pidfile}; "
                        "echo 'Kernel panic - not syncing: x'; wait")
     pid = int(pidfile.read_text())
-    # the whole session, grandchildren included, is gone once the session closes
-    assert not os.path.exists(f"/proc/{pid}") or \
-        open(f"/proc/{pid}/stat").read().split()[2] == "Z"
+
+    def alive():
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                return f.read().split()[2] != "Z"
+        except FileNotFoundError:
+            return False
+    # the whole session, grandchildren included, is gone once the session
+    # closes (SIGKILL is delivered asynchronously: allow the kernel 5 s)
+    deadline = time.monotonic() + 5
+    while alive() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive()
