@@ -2,6 +2,7 @@
 
 import hashlib
 import os
+import shutil
 import threading
 import subprocess
 from pathlib import Path
@@ -84,15 +85,47 @@ def build(tree, module_ko, scenario, workdir, mode, insmod_args="", stress=0, be
                       f"KSYMLAB_BENCH={int(bench)}\n")
     spec = workdir / "initramfs.list"
     programs = {guest: build_guest_program(src) for src, guest in GUEST_PROGRAMS.items()}
-    spec.write_text(cpio_spec(module_ko, scenario, params, programs))
+    spec_text = cpio_spec(module_ko, scenario, params, programs)
+    spec.write_text(spec_text)
     out = workdir / "initramfs.cpio"
     if not tree.gen_init_cpio.exists():
         raise HarnessError("initramfs", f"{tree.gen_init_cpio} missing from the built tree")
-    with open(out, "wb") as f:
+    cached = paths.cache_root() / "initramfs" / f"{content_key(spec_text, tree.gen_init_cpio)}.cpio"
+    if cached.exists():
+        shutil.copyfile(cached, out)        # the run directory stays self-contained
+        say("initramfs", f"{tree.variant}: cached {cached.name}, "
+                         f"{out.stat().st_size // 1024} KiB")
+        return out
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    tmp = cached.with_suffix(f".tmp{os.getpid()}-{threading.get_ident()}")
+    with open(tmp, "wb") as f:
         p = subprocess.run([str(tree.gen_init_cpio), str(spec)], stdout=f,
                            stderr=subprocess.PIPE, text=False)
     if p.returncode != 0:
+        tmp.unlink()
         raise HarnessError("initramfs", f"gen_init_cpio exited {p.returncode}: "
                            f"{p.stderr.decode(errors='replace').strip()}")
-    say("initramfs", f"{tree.variant}: {out.stat().st_size // 1024} KiB")
+    tmp.replace(cached)
+    shutil.copyfile(cached, out)
+    say("initramfs", f"{tree.variant}: built {cached.name}, {out.stat().st_size // 1024} KiB")
     return out
+
+
+def _digest(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def content_key(spec_text, gen_init_cpio):
+    """Key of an initramfs: its file list with each file's content in place of its host
+    path (the params file lives in each run directory), and the gen_init_cpio used."""
+    h = hashlib.sha256(_digest(gen_init_cpio).encode() + b"\n")
+    for line in spec_text.splitlines():
+        parts = line.split()
+        if parts and parts[0] == "file":        # file <name> <location> <mode> <uid> <gid>
+            parts[2] = _digest(parts[2])
+        h.update(" ".join(parts).encode() + b"\n")
+    return h.hexdigest()[:20]
