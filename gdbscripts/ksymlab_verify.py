@@ -202,8 +202,6 @@ def stop_at_snapshot(armed_file):
     bp = gdb.Breakpoint("ksymlab_snapshot_taken", internal=True)
     for loc in getattr(bp, "locations", []) or []:
         print(f"ksymlab-gdb: breakpoint at {loc.address:#x}")
-    print(gdb.execute("info symbol ksymlab_snapshot_taken", to_string=True).strip())
-    print(gdb.execute("x/2i ksymlab_snapshot_taken", to_string=True).strip())
     with open(armed_file, "w") as f:
         f.write(f"{bp.location}\n")
     gdb.execute("continue", to_string=True)

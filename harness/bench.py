@@ -137,8 +137,6 @@ def warm_rows(report, wall, status):
             sec = (entry.get("timings") or {}).get(step)
             if sec is None and isinstance(timings.get(step), dict):
                 sec = timings[step].get(name)
-            if sec is None and step == "boot":
-                sec = entry.get("boot_seconds")
             if sec is None and step in ("guest_rest", "compare"):
                 continue                    # optional detail, not a step of the issue
             rows.append(_row("warm make run", "gdb verification" if step == "gdb" else step,

@@ -143,47 +143,38 @@ def compare_pageblocks(data, truth):
     return values
 
 
-def compare_migratetype(data, truth=None):
+def compare_migratetype(data, truth):
     """Histogram per zone and migratetype against /proc/pagetypeinfo and gdb's bitmap read."""
     pt = {(x["zone"], x["mt"]): x["count"] for x in data["ptinfo"]}
     gdb_hist = {}
-    for p in (truth or {}).get("pageblocks", []):
+    for p in truth["pageblocks"]:
         gdb_hist[(p["zone"], p["mt"])] = gdb_hist.get((p["zone"], p["mt"]), 0) + 1
     values = []
     for h in data["mthist"]:
         key = (h["zone"], h["mt"])
         if h["count"] == 0 and key not in pt:
             continue              # a migratetype pagetypeinfo does not list (e.g. CMA off)
-        entry = {"kind": "migratetype", "key": f"zone {h['zone']} mt {h['mt']}",
-                 "module": h["count"], "pagetypeinfo": pt.get(key)}
-        agree = pt.get(key) == h["count"]
-        if truth is not None:
-            entry["gdb_bitmap"] = gdb_hist.get(key, 0)
-            agree = agree and entry["gdb_bitmap"] == h["count"]
-        entry["agree"] = agree
-        values.append(entry)
+        values.append({"kind": "migratetype", "key": f"zone {h['zone']} mt {h['mt']}",
+                       "module": h["count"], "pagetypeinfo": pt.get(key),
+                       "gdb_bitmap": gdb_hist.get(key, 0),
+                       "agree": pt.get(key) == h["count"] == gdb_hist.get(key, 0)})
     return values
 
 
-def compare_blockdev(data, truth=None):
+def compare_blockdev(data, truth):
     """The module's list (text and memory) against sysfs and gdb's walk of the block class."""
-    sysfs = {b["name"]: f"{b['dev']} {b['sectors']}" for b in data["sysblock"]}
-    text = {b["name"]: f"{b['dev']} {b['sectors']}" for b in data["bdev"]}
-    memory = gdb_walk = None
-    if truth is not None:
-        memory = {b["name"]: f"{b['dev']} {b['sectors']}" for b in truth["results"]["bdevs"]}
-        gdb_walk = {b["name"]: f"{b['dev']} {b['sectors']}" for b in truth["block_class"]}
+    def by_name(rows):
+        return {b["name"]: f"{b['dev']} {b['sectors']}" for b in rows}
+
+    sources = {"module": by_name(data["bdev"]), "sysfs": by_name(data["sysblock"]),
+               "memory": by_name(truth["results"]["bdevs"]),
+               "gdb_class": by_name(truth["block_class"])}
     values = []
-    names = set(text) | set(sysfs) | set(memory or {}) | set(gdb_walk or {})
-    for name in sorted(names):
-        entry = {"kind": "blockdev", "key": name, "module": text.get(name),
-                 "sysfs": sysfs.get(name)}
-        agree = entry["module"] is not None and entry["module"] == entry["sysfs"]
-        if truth is not None:
-            entry["memory"] = memory.get(name)
-            entry["gdb_class"] = gdb_walk.get(name)
-            agree = agree and entry["module"] == entry["memory"] == entry["gdb_class"]
-        entry["agree"] = agree
+    for name in sorted(set().union(*sources.values())):
+        entry = {"kind": "blockdev", "key": name}
+        entry.update((src, rows.get(name)) for src, rows in sources.items())
+        entry["agree"] = entry["module"] is not None and \
+            len({entry[src] for src in sources}) == 1
         values.append(entry)
     return values
 
@@ -195,7 +186,7 @@ def compare_blockdev(data, truth=None):
 USTACK_CALLERS = {0: "level3", 1: "level2", 2: "level1", 3: "main"}
 
 
-def compare_ustack(data, truth=None, names=None):
+def compare_ustack(data, truth, names=None):
     """The program's own return addresses must follow each other in the module's frames;
     the frames in module memory equal its text; eu-addr2line names them."""
     values = []
@@ -214,7 +205,7 @@ def compare_ustack(data, truth=None, names=None):
     if found != sorted(found) or len(set(found)) != len(found):
         for v in values:
             v["agree"] = False
-    if truth is not None and values:
+    if values:
         r = truth["results"]
         mine = " ".join(_hex(f) for f in frames)
         theirs = " ".join(_hex(f) for f in r["frames"])

@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 from . import paths
+from .digest import file_digest
 from .errors import HarnessError
 from .progress import say
 
@@ -111,21 +112,13 @@ def build(tree, module_ko, scenario, workdir, mode, insmod_args="", stress=0, be
     return out
 
 
-def _digest(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def content_key(spec_text, gen_init_cpio):
     """Key of an initramfs: its file list with each file's content in place of its host
     path (the params file lives in each run directory), and the gen_init_cpio used."""
-    h = hashlib.sha256(_digest(gen_init_cpio).encode() + b"\n")
+    h = hashlib.sha256(file_digest(gen_init_cpio).encode() + b"\n")
     for line in spec_text.splitlines():
         parts = line.split()
         if parts and parts[0] == "file":        # file <name> <location> <mode> <uid> <gid>
-            parts[2] = _digest(parts[2])
+            parts[2] = file_digest(parts[2])
         h.update(" ".join(parts).encode() + b"\n")
     return h.hexdigest()[:20]

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import paths
+from .digest import file_digest
 from .errors import HarnessError
 from .proc import run_logged
 from .progress import say
@@ -57,13 +58,8 @@ class Tree:
         return self.src / "Module.symvers"
 
 
-@functools.lru_cache(maxsize=None)
-def _file_digest(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+# The tarball is large and read-only: hash it once per process.
+_file_digest = functools.lru_cache(maxsize=None)(file_digest)
 
 
 def _key(tarball_digest, patches, fragments):

@@ -4,7 +4,6 @@ import subprocess
 import time
 
 from .errors import HarnessError
-from .progress import say
 
 
 def _tail(log, n=5):
@@ -48,11 +47,3 @@ def run_logged(step, argv, log, cwd=None, env=None, beat=None, beat_every=20.0, 
     if rc != 0:
         raise HarnessError(step, f"{' '.join(str(a) for a in argv[:3])} exited {rc}: {_tail(log)}", log)
     return time.monotonic() - start
-
-
-def say_tail(step):
-    """A beat function that prints the newest line of a log."""
-    def beat(log):
-        tail = _tail(log, 1)
-        say(step, tail[-100:] if tail else "running")
-    return beat

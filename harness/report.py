@@ -59,7 +59,7 @@ def _summary(report, out):
         slide = (k.get("slide") if k.get("enabled") else "off") if k else ""
         out.append(f"| {name} | {v.get('module_mode')} | {c.get('symbols_agree', 0)}/"
                    f"{c.get('symbols', 0)} | {checked} | {agree} | {checked - agree} | "
-                   f"{c.get('unchecked', 0)} | {_cell(v.get('boot_seconds'))} | {slide} | "
+                   f"{c.get('unchecked', 0)} | {_cell((v.get('timings') or {}).get('boot'))} | {slide} | "
                    f"{_verdict_cell(v)} |")
     out.append("")
 

@@ -75,10 +75,8 @@ def run_variant(variant, tree, entry, vdir, opts):
     with QemuSession(tree, initrd, vdir, kvm=opts["kvm"], append=opts["append"],
                      boot_timeout=opts["boot_timeout"], hang_timeout=opts["hang_timeout"],
                      icount=opts["bench"] > 0, kaslr=opts["kaslr"]) as vm:
-        t0 = time.monotonic()
         early = guestdata.parse(vm.wait_armed(), partial=True)
         lap("boot")
-        entry["boot_seconds"] = round(time.monotonic() - t0, 1)
         entry["accel"] = vm.accel
         text_addr = early["ktext"][0]["addr"] if early["ktext"] else None
         slide = kaslr.slide(tree.vmlinux, text_addr)

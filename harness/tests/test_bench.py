@@ -55,14 +55,14 @@ def test_warm_rows_take_run_timings_and_mark_missing():
     report = {"timings": {"kernel": {"exports": 0.1, "stock": 0.2},
                           "boot": {"exports": 9.0}, "report": 0.4,
                           "guests": 14.0, "guest_workers": 2},
-              "variants": {"exports": {"boot_seconds": 8.0},
-                           "stock": {"boot_seconds": 7.5,
-                                     "timings": {"initramfs": 1.25, "compare": 0.5}}}}
+              "variants": {"exports": {},
+                           "stock": {"timings": {"boot": 7.5, "initramfs": 1.25,
+                                                 "compare": 0.5}}}}
     rows = bench.warm_rows(report, 27.3, 0)
     get = {(r["step"], r["variant"]): r for r in rows}
     assert get[("kernel", "stock")]["seconds"] == 0.2
-    assert get[("boot", "exports")]["seconds"] == 9.0          # run.py's timing wins
-    assert get[("boot", "stock")]["seconds"] == 7.5            # else boot_seconds
+    assert get[("boot", "exports")]["seconds"] == 9.0          # run-level timings.boot
+    assert get[("boot", "stock")]["seconds"] == 7.5            # the variant's own timing
     assert get[("initramfs", "stock")]["seconds"] == 1.2       # per-variant timings
     assert get[("compare", "stock")]["seconds"] == 0.5
     assert ("compare", "exports") not in get                   # optional, absent
@@ -120,7 +120,7 @@ def test_main_skip_cold_prints_one_table_and_writes_json(tmp_path, monkeypatch, 
     warm = tmp_path / "warm"
     warm.mkdir()
     (warm / "report.json").write_text(json.dumps({
-        "timings": {"kernel": {"stock": 0.1}}, "variants": {"stock": {"boot_seconds": 6.0}}}))
+        "timings": {"kernel": {"stock": 0.1}}, "variants": {"stock": {"timings": {"boot": 6.0}}}}))
 
     def no_cold(*a):
         raise AssertionError("--skip-cold must not build")
