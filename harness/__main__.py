@@ -7,6 +7,7 @@ import traceback
 
 from . import kernel, variants
 from .errors import EXIT, HarnessError
+from .options import RunOptions
 from .run import run
 
 
@@ -50,21 +51,26 @@ def main(argv=None):
     names = [n for n in args.variants.split(",") if n]
     try:
         if args.cmd == "run":
-            status, rundir, err = run(names, args.scenario, args.kvm, args.append, args.runs_dir,
-                                      args.boot_timeout, args.hang_timeout, args.insmod_args,
-                                      args.stress, kaslr=args.kaslr, jobs=args.jobs)
+            opts = RunOptions.from_env(
+                scenario=args.scenario, kvm=args.kvm, append=args.append,
+                runs_root=args.runs_dir, boot_timeout=args.boot_timeout,
+                hang_timeout=args.hang_timeout, insmod_args=args.insmod_args,
+                stress=args.stress, kaslr=args.kaslr, jobs=args.jobs)
+            status, rundir, err = run(names, opts)
             if err is not None:
                 print(err.one_line(), file=sys.stderr)
             print(f"report: {rundir / 'report.md'}")
             return status
-        selected = variants.select(names)
+        opts = RunOptions.from_env()
+        selected = variants.select(names, opts.patches)
         # Bases first, so that a tree can derive from one built just before.
         for i, v in enumerate(kernel.build_order(selected) if args.cmd == "build" else selected,
                               1):
             if args.cmd == "key":
-                print(f"{v.name} {kernel.tree_key(v)}")
+                print(f"{v.name} {kernel.tree_key(v, opts.tarball)}")
             else:
-                print(f"{v.name} {kernel.prepare(v, i, len(selected)).src}")
+                tree = kernel.prepare(v, opts.cache, opts.tarball, i, len(selected))
+                print(f"{v.name} {tree.src}")
         return 0
     except HarnessError as err:
         print(err.one_line(), file=sys.stderr)

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from . import kernel, paths, variants
 from .errors import HarnessError
+from .options import RunOptions
 from .progress import say
 from .run import run
 
@@ -54,15 +55,14 @@ def figures(entry):
 def cold_build(names, tmp_root=COLD_TMP):
     """Build `names` into a fresh cache; per variant its wall seconds and manifest steps."""
     cache = Path(tempfile.mkdtemp(prefix="ksymlab-bench-cold-", dir=tmp_root))
-    saved = os.environ.get("KSYMLAB_CACHE")
-    os.environ["KSYMLAB_CACHE"] = str(cache)
+    opts = RunOptions.from_env(cache=cache)
     try:
-        order = kernel.build_order(variants.select(names))
+        order = kernel.build_order(variants.select(names, opts.patches))
         out = {"cache": str(cache), "variants": []}
         start = time.monotonic()
         for i, v in enumerate(order, 1):
             t0 = time.monotonic()
-            tree = kernel.prepare(v, i, len(order))
+            tree = kernel.prepare(v, opts.cache, opts.tarball, i, len(order))
             m = kernel.manifest(tree)
             out["variants"].append({"variant": v.name, "seconds": time.monotonic() - t0,
                                     "steps": m.get("steps", {}),
@@ -71,10 +71,6 @@ def cold_build(names, tmp_root=COLD_TMP):
         out["seconds"] = time.monotonic() - start
         return out
     finally:
-        if saved is None:
-            os.environ.pop("KSYMLAB_CACHE", None)
-        else:
-            os.environ["KSYMLAB_CACHE"] = saved
         say("bench", f"removing {cache}")
         shutil.rmtree(cache, ignore_errors=True)
 
@@ -245,7 +241,8 @@ def main(argv=None):
     # still printed, and the exit status is the run's.
     results, failed, rundir = [], None, None
     for attempt in (1, 2):
-        status, rundir, err = run(list(names), runs_root=runs_root, bench=ROUNDS)
+        status, rundir, err = run(list(names), RunOptions.from_env(runs_root=runs_root,
+                                                                   bench=ROUNDS))
         if err is not None:
             print(err.one_line(), file=sys.stderr)
             failed = err

@@ -7,6 +7,11 @@ stack). A value no oracle covers yet is reported with agree = None and does
 not count towards the verdict.
 """
 
+from dataclasses import dataclass
+from typing import Mapping, Optional
+
+from .checks import Check, frozen
+
 # The scenario file is an oracle independent of both module and gdb: what
 # task_prio() must return for each task, from its policy and value alone.
 # Linux 6.1, kernel/sched/core.c: task_prio(p) = p->prio - MAX_RT_PRIO, and for
@@ -63,16 +68,16 @@ def compare_symbols(data, truth):
         gdb_addr = truth["symbols"].get(s["name"])
         resolved = s["method"] != "unresolved"
         in_kallsyms = s["addr"] in kallsyms.get(s["name"], ())
-        out.append({
-            "name": s["name"], "method": s["method"],
-            "module_addr": _hex(s["addr"]), "gdb_addr": _hex(gdb_addr),
-            "proc_kallsyms": _hex(s["addr"]) if in_kallsyms else
-            " ".join(_hex(a) for a in sorted(kallsyms.get(s["name"], ()))) or None,
+        listed = " ".join(_hex(a) for a in sorted(kallsyms.get(s["name"], ()))) or None
+        out.append(Check(
+            "symbol", s["name"],
+            {"module": _hex(s["addr"]), "gdb": _hex(gdb_addr),
+             "proc_kallsyms": _hex(s["addr"]) if in_kallsyms else listed},
             # an unresolved symbol (address 0) agrees when it is absent or a
             # degraded sampler says so; the sampler list reports that case
-            "agree": (gdb_addr is not None and gdb_addr == s["addr"] and in_kallsyms)
-            if resolved else None,
-        })
+            (gdb_addr is not None and gdb_addr == s["addr"] and in_kallsyms) if resolved else None,
+            info={"method": s["method"]},
+            reason=None if resolved else "unresolved: the sampler that needs it reports itself"))
     return out
 
 
@@ -80,7 +85,11 @@ def _by_pid(rows):
     return {r["pid"]: r for r in rows}
 
 
-def compare_prio(data, truth, notes):
+def _prio_check(pid, comm, sources, agree):
+    return Check("prio", f"pid {pid}", sources, agree, info={"comm": comm, "pid": pid})
+
+
+def compare_prio(data, truth):
     """Every task of the snapshot: the module's text, its memory, gdb at the same
     instant, /proc/<pid>/stat (read just after) and the scenario."""
     expectations = {t["pid"]: t for t in data["task"]}
@@ -91,38 +100,33 @@ def compare_prio(data, truth, notes):
     for pid in sorted(set(text) | set(memory)):
         t, m = text.get(pid), memory.get(pid)
         g = truth["tasks"].get(str(pid))
-        entry = {"kind": "prio", "key": f"pid {pid}",
-                 "comm": (t or m)["comm"],
-                 "module": t["prio"] if t else None,
-                 "memory": m["prio"] if m else None,
-                 "gdb": g["prio"] if g else None}
+        sources = {"module": t["prio"] if t else None, "memory": m["prio"] if m else None,
+                   "gdb": g["prio"] if g else None}
         agree = (t is not None and m is not None and g is not None
                  and t["prio"] == m["prio"] == g["prio"])
         # /proc/<pid>/stat is read after the snapshot; threads other than a
         # group leader have no /proc/<pid>.
         if pid in procstat:
-            entry["proc_stat"] = procstat[pid]
-            agree = agree and procstat[pid] == entry["module"]
+            sources["proc_stat"] = procstat[pid]
+            agree = agree and procstat[pid] == sources["module"]
         task = expectations.get(pid)
         if task is not None and expected_prio(task) is not None:
-            entry["scenario"] = expected_prio(task)
-            agree = agree and entry["scenario"] == entry["module"]
-        entry["agree"] = agree
-        values.append(entry)
+            sources["scenario"] = expected_prio(task)
+            agree = agree and sources["scenario"] == sources["module"]
+        values.append(_prio_check(pid, (t or m)["comm"], sources, agree))
     for pid in sorted(set(expectations) - set(text)):
-        values.append({"kind": "prio", "key": f"pid {pid}",
-                       "comm": f"scenario {expectations[pid]['policy']}",
-                       "module": None, "memory": None,
-                       "gdb": truth["tasks"].get(str(pid), {}).get("prio"),
-                       "scenario": expected_prio(expectations[pid]), "agree": False})
+        values.append(_prio_check(pid, f"scenario {expectations[pid]['policy']}",
+                                  {"module": None, "memory": None,
+                                   "gdb": truth["tasks"].get(str(pid), {}).get("prio"),
+                                   "scenario": expected_prio(expectations[pid])}, False))
     # The snapshot and gdb's walk are the same instant, so a task gdb sees
     # that the module did not list is a miss. pid 0 is the idle task: gdb's
     # walk starts at init_task, for_each_process_thread() does not visit it.
     for pid in sorted(int(p) for p in truth["tasks"]):
         if pid != 0 and pid not in memory and pid not in text:
             g = truth["tasks"][str(pid)]
-            values.append({"kind": "prio", "key": f"pid {pid}", "comm": g["comm"],
-                           "module": None, "memory": None, "gdb": g["prio"], "agree": False})
+            values.append(_prio_check(pid, g["comm"], {"module": None, "memory": None,
+                                                      "gdb": g["prio"]}, False))
     return values
 
 
@@ -135,11 +139,12 @@ def compare_pageblocks(data, truth):
     for key in sorted(set(text) | set(memory) | set(bitmap)):
         t, m, g = text.get(key), memory.get(key), bitmap.get(key)
         zone = (t or g or {}).get("zone", "?")
-        values.append({"kind": "pageblock", "key": f"{zone} pfn {key[1]:#x}",
-                       "module": t["mt"] if t else None, "memory": m["mt"] if m else None,
-                       "gdb_bitmap": g["mt"] if g else None,
-                       "agree": t is not None and m is not None and g is not None
-                       and t["mt"] == m["mt"] == g["mt"]})
+        values.append(Check(
+            "pageblock", f"{zone} pfn {key[1]:#x}",
+            {"module": t["mt"] if t else None, "memory": m["mt"] if m else None,
+             "gdb_bitmap": g["mt"] if g else None},
+            t is not None and m is not None and g is not None and t["mt"] == m["mt"] == g["mt"],
+            info={"zone": zone, "node": key[0], "pfn": key[1]}))
     return values
 
 
@@ -154,10 +159,12 @@ def compare_migratetype(data, truth):
         key = (h["zone"], h["mt"])
         if h["count"] == 0 and key not in pt:
             continue              # a migratetype pagetypeinfo does not list (e.g. CMA off)
-        values.append({"kind": "migratetype", "key": f"zone {h['zone']} mt {h['mt']}",
-                       "module": h["count"], "pagetypeinfo": pt.get(key),
-                       "gdb_bitmap": gdb_hist.get(key, 0),
-                       "agree": pt.get(key) == h["count"] == gdb_hist.get(key, 0)})
+        values.append(Check(
+            "migratetype", f"zone {h['zone']} mt {h['mt']}",
+            {"module": h["count"], "pagetypeinfo": pt.get(key),
+             "gdb_bitmap": gdb_hist.get(key, 0)},
+            pt.get(key) == h["count"] == gdb_hist.get(key, 0),
+            info={"zone": h["zone"], "mt": h["mt"]}))
     return values
 
 
@@ -171,11 +178,9 @@ def compare_blockdev(data, truth):
                "gdb_class": by_name(truth["block_class"])}
     values = []
     for name in sorted(set().union(*sources.values())):
-        entry = {"kind": "blockdev", "key": name}
-        entry.update((src, rows.get(name)) for src, rows in sources.items())
-        entry["agree"] = entry["module"] is not None and \
-            len({entry[src] for src in sources}) == 1
-        values.append(entry)
+        row = {src: rows.get(name) for src, rows in sources.items()}
+        values.append(Check("blockdev", name, row,
+                            row["module"] is not None and len(set(row.values())) == 1))
     return values
 
 
@@ -189,7 +194,7 @@ USTACK_CALLERS = {0: "level3", 1: "level2", 2: "level1", 3: "main"}
 def compare_ustack(data, truth, names=None):
     """The program's own return addresses must follow each other in the module's frames;
     the frames in module memory equal its text; eu-addr2line names them."""
-    values = []
+    found = []
     frames = []
     pid = None
     for e in sorted(data["ustack-expect"], key=lambda e: e["depth"]):
@@ -197,28 +202,30 @@ def compare_ustack(data, truth, names=None):
         frames = [f["ip"] for f in sorted(data["frame"], key=lambda f: f["idx"])
                   if f["pid"] == e["pid"]]
         idx = frames.index(e["ret"]) if e["ret"] in frames else None
-        values.append({"kind": "ustack", "key": f"return address {e['depth']}",
-                       "module": _hex(frames[idx]) if idx is not None else None,
-                       "frame": idx, "program": _hex(e["ret"]), "agree": idx is not None})
+        found.append((e, idx))
     # found, and in the order the calls nest
-    found = [v["frame"] for v in values if v["frame"] is not None]
-    if found != sorted(found) or len(set(found)) != len(found):
-        for v in values:
-            v["agree"] = False
+    hit = [idx for _, idx in found if idx is not None]
+    in_order = hit == sorted(hit) and len(set(hit)) == len(hit)
+    values = [Check("ustack", f"ret/{e['depth']}",
+                    {"module": _hex(frames[idx]) if idx is not None else None,
+                     "program": _hex(e["ret"])},
+                    idx is not None and in_order, info={"frame": idx},
+                    label=f"return address {e['depth']}")
+              for e, idx in found]
     if values:
         r = truth["results"]
         mine = " ".join(_hex(f) for f in frames)
         theirs = " ".join(_hex(f) for f in r["frames"])
-        values.append({"kind": "ustack", "key": "frames in module memory",
-                       "module": mine, "memory": theirs,
-                       "agree": r["frames_pid"] == pid and mine == theirs})
+        values.append(Check("ustack", "frames", {"module": mine, "memory": theirs},
+                            r["frames_pid"] == pid and mine == theirs,
+                            label="frames in module memory"))
     if names is not None:
         for idx, want in USTACK_CALLERS.items():
             ip = frames[idx] if idx < len(frames) else None
             got = names.get(ip) if ip is not None else None
-            values.append({"kind": "ustack", "key": f"frame {idx} function",
-                           "module": _hex(ip), "eu_addr2line": got, "program": want,
-                           "agree": got == want})
+            values.append(Check("ustack", f"fn/{idx}",
+                                {"module": _hex(ip), "eu_addr2line": got, "program": want},
+                                got == want, label=f"frame {idx} function"))
     return values
 
 
@@ -226,12 +233,13 @@ def compare_writeback(data, truth):
     values = []
     for w in data["writeback"]:
         for key in ("gds_hits", "bdp_hits"):
-            values.append({"kind": "writeback", "key": key, "module": w[key],
-                           "expected": "> 0", "agree": w[key] > 0})
+            values.append(Check("writeback", key, {"module": w[key], "expected": "> 0"},
+                                w[key] > 0))
     for d in data["dirtylimit"]:
         g = truth.get("dirty_limit")
-        values.append({"kind": "writeback", "key": f"dirty_limit ({d['source']})",
-                       "module": d["bdp"], "gdb": g, "agree": g is not None and g == d["bdp"]})
+        values.append(Check("writeback", f"dirty_limit/{d['source']}",
+                            {"module": d["bdp"], "gdb": g}, g is not None and g == d["bdp"],
+                            label=f"dirty_limit ({d['source']})"))
     return values
 
 
@@ -241,20 +249,25 @@ def compare_bpf(data, truth, variant):
         return []
     values = []
     for b in data["bpf"]:
+        arg = b["arg"]
         readable = b["result"] == "ok"
-        expected = b["arg"] <= variant.bpf_max_arg
+        expected = arg <= variant.bpf_max_arg
         detail = b["result"] if readable else f"{b['result']} errno {b.get('errno')}"
-        values.append({"kind": "bpf", "key": f"raw_tp reads argument {b['arg']}",
-                       "module": detail, "expected": "ok" if expected else "rejected",
-                       "verifier": b.get("verifier"), "agree": readable == expected})
+        values.append(Check("bpf", f"arg{arg}/readable",
+                            {"module": detail, "expected": "ok" if expected else "rejected"},
+                            readable == expected, info={"verifier": b.get("verifier")},
+                            reason=None if expected else
+                            "this series leaves the verifier's 12-argument bound",
+                            label=f"raw_tp reads argument {arg}"))
         if readable:
-            values.append({"kind": "bpf", "key": f"argument {b['arg']} program ran",
-                           "module": b["hits"], "expected": "> 0", "agree": b["hits"] > 0})
+            values.append(Check("bpf", f"arg{arg}/ran", {"module": b["hits"], "expected": "> 0"},
+                                b["hits"] > 0, label=f"argument {arg} program ran"))
             if variant.domain_arg:
                 dom = truth.get("global_wb_domain")
-                values.append({"kind": "bpf", "key": "argument 1 is &global_wb_domain",
-                               "module": _hex(b["arg1"]), "gdb": _hex(dom),
-                               "agree": dom is not None and b["arg1"] == dom})
+                values.append(Check("bpf", f"arg{arg}/arg1-domain",
+                                    {"module": _hex(b["arg1"]), "gdb": _hex(dom)},
+                                    dom is not None and b["arg1"] == dom,
+                                    label="argument 1 is &global_wb_domain"))
     return values
 
 
@@ -263,13 +276,15 @@ def compare_symcheck(findings, mode):
     resolution flagged exactly in the modes that use it."""
     audit_expected = mode != "exports"
     return [
-        {"kind": "symcheck", "key": "check findings", "module": len(findings["check"]),
-         "expected": 0, "detail": "; ".join(f["message"] for f in findings["check"])[:300],
-         "agree": not findings["check"]},
-        {"kind": "symcheck", "key": "audit flags kallsyms-style resolution",
-         "module": ", ".join(f["what"] for f in findings["audit"]) or "none",
-         "expected": "flagged" if audit_expected else "none",
-         "agree": bool(findings["audit"]) == audit_expected},
+        Check("symcheck", "check", {"module": len(findings["check"]), "expected": 0},
+              not findings["check"],
+              info={"detail": "; ".join(f["message"] for f in findings["check"])[:300]},
+              label="check findings"),
+        Check("symcheck", "audit",
+              {"module": ", ".join(f["what"] for f in findings["audit"]) or "none",
+               "expected": "flagged" if audit_expected else "none"},
+              bool(findings["audit"]) == audit_expected,
+              label="audit flags kallsyms-style resolution"),
     ]
 
 
@@ -277,20 +292,19 @@ def compare_stress(data, expected_cycles):
     """The insmod/rmmod stress run: every cycle worked, no leak, no warning."""
     if not expected_cycles:
         return []
-    values = []
     st = data["stress"][0] if data["stress"] else {"cycles": None, "failed": None}
-    values.append({"kind": "stress", "key": "cycles", "module": st["cycles"],
-                   "expected": expected_cycles, "agree": st["cycles"] == expected_cycles})
-    values.append({"kind": "stress", "key": "failed insmod/rmmod", "module": st["failed"],
-                   "expected": 0, "agree": st["failed"] == 0})
+    values = [Check("stress", "cycles", {"module": st["cycles"], "expected": expected_cycles},
+                    st["cycles"] == expected_cycles),
+              Check("stress", "failed", {"module": st["failed"], "expected": 0},
+                    st["failed"] == 0, label="failed insmod/rmmod")]
     for k in data["kmemleak"]:
-        values.append({"kind": "stress", "key": "kmemleak objects with ksymlab frames",
-                       "module": k["ksymlab_frames"], "expected": 0,
-                       "kmemleak_total": k["leaks"],
-                       "agree": bool(k["available"]) and k["ksymlab_frames"] == 0})
+        values.append(Check("stress", "kmemleak", {"module": k["ksymlab_frames"], "expected": 0},
+                            bool(k["available"]) and k["ksymlab_frames"] == 0,
+                            info={"kmemleak_total": k["leaks"]},
+                            label="kmemleak objects with ksymlab frames"))
     for d in data["dmesg"]:
-        values.append({"kind": "stress", "key": "dmesg warnings", "module": d["warnings"],
-                       "expected": 0, "agree": d["warnings"] == 0})
+        values.append(Check("stress", "dmesg-warnings", {"module": d["warnings"], "expected": 0},
+                            d["warnings"] == 0, label="dmesg warnings"))
     return values
 
 
@@ -302,27 +316,37 @@ def compare_results_header(truth, data=None):
     for line in (data or {}).get("results", []):
         # the module's own &ksymlab_results against gdb's, found through the
         # module's DWARF at the section addresses /sys/module reported
-        rows.append({"kind": "snapshot", "key": "ksymlab_results address",
-                     "module": _hex(line["addr"]), "gdb": _hex(r.get("addr")),
-                     "agree": line["addr"] == r.get("addr")})
+        rows.append(Check("snapshot", "results-address",
+                          {"module": _hex(line["addr"]), "gdb": _hex(r.get("addr"))},
+                          line["addr"] == r.get("addr"), label="ksymlab_results address"))
     return rows + [
-        {"kind": "snapshot", "key": "ksymlab_results magic", "module": f"{r['magic']:#x}",
-         "expected": f"{RESULTS_MAGIC:#x}", "agree": r["magic"] == RESULTS_MAGIC},
-        {"kind": "snapshot", "key": "gdb stopped in", "module": stop["function"],
-         "expected": "ksymlab_snapshot_taken",
-         "agree": stop["function"] == "ksymlab_snapshot_taken"},
-        {"kind": "snapshot", "key": "snapshot sequence at the stop",
-         "module": r["snapshot_seq"], "gdb": stop["seq"],
-         "agree": stop["seq"] is None or stop["seq"] == r["snapshot_seq"]},
+        Check("snapshot", "magic",
+              {"module": f"{r['magic']:#x}", "expected": f"{RESULTS_MAGIC:#x}"},
+              r["magic"] == RESULTS_MAGIC, label="ksymlab_results magic"),
+        Check("snapshot", "stop-function",
+              {"module": stop["function"], "expected": "ksymlab_snapshot_taken"},
+              stop["function"] == "ksymlab_snapshot_taken", label="gdb stopped in"),
+        Check("snapshot", "sequence", {"module": r["snapshot_seq"], "gdb": stop["seq"]},
+              stop["seq"] is None or stop["seq"] == r["snapshot_seq"],
+              label="snapshot sequence at the stop"),
     ]
 
 
+@dataclass(frozen=True)
+class Comparison:
+    """What compare_variant() found for one variant."""
+    symbols: tuple
+    values: tuple
+    samplers: Mapping
+    notes: tuple
+    guest_errors: tuple
+    resolve_ns: Optional[int]
+
+
 def compare_variant(data, truth, stress_cycles=0, variant=None, ustack_names=None):
-    """Build the report entry of one variant: symbols[], values[], samplers, notes, counts."""
-    notes = []
-    symbols = compare_symbols(data, truth)
+    """Every symbol and value of one variant against its oracles."""
     values = compare_results_header(truth, data)
-    values += compare_prio(data, truth, notes)
+    values += compare_prio(data, truth)
     values += compare_pageblocks(data, truth)
     values += compare_migratetype(data, truth)
     values += compare_blockdev(data, truth)
@@ -330,28 +354,11 @@ def compare_variant(data, truth, stress_cycles=0, variant=None, ustack_names=Non
     values += compare_writeback(data, truth)
     values += compare_bpf(data, truth, variant)
     values += compare_stress(data, stress_cycles)
-    samplers = {s["name"]: {"available": bool(s["available"]), "missing": s["missing"]}
-                for s in data["sampler"]}
-    for u in data["unavailable"]:
-        notes.append(f"sampler {u['sampler']} reported itself unavailable")
-    for e in data["errors"]:
-        notes.append(f"guest error: {e}")
-
-    checked = [x for x in symbols + values if x["agree"] is not None]
-    ok = (bool(symbols) and bool(values) and not data["errors"]
-          and all(x["agree"] for x in checked))
-    return {
-        "symbols": symbols,
-        "values": values,
-        "samplers": samplers,
-        "resolve_ns": next((r["ns"] for r in data["resolve"]), None),
-        "notes": notes,
-        "counts": {
-            "symbols": len(symbols),
-            "symbols_agree": sum(s["agree"] is True for s in symbols),
-            "values": len(values),
-            "values_agree": sum(v["agree"] is True for v in values),
-            "unchecked": sum(x["agree"] is None for x in symbols + values),
-        },
-        "verdict": "pass" if ok else "fail",
-    }
+    notes = [f"sampler {u['sampler']} reported itself unavailable" for u in data["unavailable"]]
+    notes += [f"guest error: {e}" for e in data["errors"]]
+    return Comparison(
+        symbols=tuple(compare_symbols(data, truth)), values=tuple(values),
+        samplers=frozen({s["name"]: {"available": bool(s["available"]), "missing": s["missing"]}
+                         for s in data["sampler"]}),
+        notes=tuple(notes), guest_errors=tuple(data["errors"]),
+        resolve_ns=next((r["ns"] for r in data["resolve"]), None))

@@ -11,6 +11,7 @@ EXIT = {
     "build": 13,
     "module": 20,
     "initramfs": 21,
+    "symcheck": 22,      # symcheck (shared by every variant) could not be built
     "boot": 30,          # QEMU could not start or exited unexpectedly
     "panic": 31,
     "oops": 32,

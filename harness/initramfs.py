@@ -25,11 +25,11 @@ GUEST_CFLAGS = ("-static", "-O1", "-fno-omit-frame-pointer", "-fno-optimize-sibl
                 "-Wall", "-Wextra", "-Werror")
 
 
-def build_guest_program(source):
+def build_guest_program(source, cache):
     """Compile one guest program, cached by its source and the flags."""
     src = paths.GUEST / source
     key = hashlib.sha256(src.read_bytes() + " ".join(GUEST_CFLAGS).encode()).hexdigest()[:16]
-    out = paths.cache_root() / "guest" / key / src.stem
+    out = Path(cache) / "guest" / key / src.stem
     if out.exists():
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -77,7 +77,7 @@ def cpio_spec(module_ko, scenario, params, programs, init=None, busybox=BUSYBOX)
     return "\n".join(lines) + "\n"
 
 
-def build(tree, module_ko, scenario, workdir, mode, insmod_args="", stress=0, bench=0):
+def build(tree, module_ko, scenario, workdir, mode, cache, insmod_args="", stress=0, bench=0):
     """Write <workdir>/initramfs.cpio and return its path."""
     workdir.mkdir(parents=True, exist_ok=True)
     params = workdir / "guest-params"
@@ -85,13 +85,13 @@ def build(tree, module_ko, scenario, workdir, mode, insmod_args="", stress=0, be
                       f"KSYMLAB_INSMOD_ARGS='{insmod_args}'\nKSYMLAB_STRESS={int(stress)}\n"
                       f"KSYMLAB_BENCH={int(bench)}\n")
     spec = workdir / "initramfs.list"
-    programs = {guest: build_guest_program(src) for src, guest in GUEST_PROGRAMS.items()}
+    programs = {guest: build_guest_program(src, cache) for src, guest in GUEST_PROGRAMS.items()}
     spec_text = cpio_spec(module_ko, scenario, params, programs)
     spec.write_text(spec_text)
     out = workdir / "initramfs.cpio"
     if not tree.gen_init_cpio.exists():
         raise HarnessError("initramfs", f"{tree.gen_init_cpio} missing from the built tree")
-    cached = paths.cache_root() / "initramfs" / f"{content_key(spec_text, tree.gen_init_cpio)}.cpio"
+    cached = Path(cache) / "initramfs" / f"{content_key(spec_text, tree.gen_init_cpio)}.cpio"
     if cached.exists():
         shutil.copyfile(cached, out)        # the run directory stays self-contained
         say("initramfs", f"{tree.variant}: cached {cached.name}, "

@@ -75,19 +75,19 @@ def _key(tarball_digest, patches, fragments):
 
 
 def _tarball_digest(tarball):
-    tarball = Path(tarball or paths.KERNEL_TARBALL)
+    tarball = Path(tarball)
     if not tarball.is_file():
         raise HarnessError("extract", f"{tarball}: kernel source tarball not found "
                            "(install linux-source-6.1)")
     return _file_digest(str(tarball))
 
 
-def tree_key(variant, tarball=None):
+def tree_key(variant, tarball):
     """sha256 over the tarball, the series (names and contents) and the config fragments."""
     return _key(_tarball_digest(tarball), variant.patches(), variant.fragments)
 
 
-def _make_env():
+def _make_env(cache):
     env = dict(os.environ)
     # ccache shares objects between variants: trees differ in a handful of
     # files, and ccache keys an object on its preprocessed source and flags,
@@ -95,8 +95,8 @@ def _make_env():
     # rebuilds. base_dir + nohashdir let identical sources in different tree
     # directories hit; DWARF comp_dir may then name the first tree that built
     # the object, which only affects where gdb looks for source text.
-    env.update(CCACHE_DIR=str(paths.cache_root() / "ccache"),
-               CCACHE_BASEDIR=str(paths.cache_root() / "trees"),
+    env.update(CCACHE_DIR=str(cache / "ccache"),
+               CCACHE_BASEDIR=str(cache / "trees"),
                CCACHE_NOHASHDIR="true", CCACHE_MAXSIZE="5G")
     # Fixed build identity: the same inputs give the same uname -v and vermagic.
     env.update(KBUILD_BUILD_TIMESTAMP="Thu Apr  9 15:35:39 UTC 2020",
@@ -255,7 +255,7 @@ def _config_inputs_touched(patches):
                    if any(r.search(f) for r in _CONFIG_INPUTS)})
 
 
-def find_base(variant, tarball=None):
+def find_base(variant, tarball, cache):
     """The complete cached tree whose series is the longest proper prefix of this one's.
 
     Candidates are keyed exactly like tree_key() with the series cut short, so
@@ -265,7 +265,7 @@ def find_base(variant, tarball=None):
     """
     patches = variant.patches()
     digest = _tarball_digest(tarball)
-    trees = paths.cache_root() / "trees"
+    trees = Path(cache) / "trees"
     for n in range(len(patches) - 1, -1, -1):
         key = _key(digest, patches[:n], variant.fragments)
         manifest = trees / key / "manifest.json"
@@ -349,11 +349,11 @@ def manifest(tree):
         return {}
 
 
-def prepare(variant, index=1, total=1, tarball=None):
+def prepare(variant, cache, tarball, index=1, total=1):
     """Return the built Tree for `variant`, building it only when its key is new."""
-    tarball = Path(tarball or paths.KERNEL_TARBALL)
+    cache, tarball = Path(cache), Path(tarball)
     key = tree_key(variant, tarball)
-    root = paths.cache_root() / "trees" / key
+    root = cache / "trees" / key
     tree = Tree(variant.name, key, root, root / "linux")
     manifest_file = root / "manifest.json"
     label = f"{variant.name} ({index}/{total})"
@@ -367,10 +367,10 @@ def prepare(variant, index=1, total=1, tarball=None):
             say("kernel", f"{label}: removing incomplete tree {key}")
             shutil.rmtree(root)
         root.mkdir(parents=True)
-        env = _make_env()
+        env = _make_env(cache)
         start = time.monotonic()
         patches = variant.patches()
-        steps, base = {}, find_base(variant, tarball)
+        steps, base = {}, find_base(variant, tarball, cache)
         if base is not None:
             rest = patches[base.n_patches:]
             say("kernel", f"{label}: deriving from {base.variant} tree {base.key}, "

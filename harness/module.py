@@ -30,11 +30,11 @@ def module_key(tree, mode, src_dir=None):
     return h.hexdigest()[:20]
 
 
-def build(tree, mode, src_dir=None):
+def build(tree, mode, cache, src_dir=None):
     """Return the path of the built .ko; the build log sits beside it."""
     src_dir = Path(src_dir or paths.PROBE_MODULE)
     key = module_key(tree, mode, src_dir)
-    out = paths.cache_root() / "modules" / key
+    out = Path(cache) / "modules" / key
     ko = out / KO_NAME
     log = out / "build.log"
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -10,7 +10,13 @@ SCENARIOS = REPO / "harness" / "scenarios"
 PROBE_MODULE = REPO / "probe-module"
 GDBSCRIPTS = REPO / "gdbscripts"
 
-KERNEL_TARBALL = Path(os.environ.get("KSYMLAB_TARBALL", "/usr/src/linux-source-6.1.tar.xz"))
+# The defaults below read the environment when called, by the command line
+# (options.RunOptions.from_env) and the tests; the pipeline itself is handed
+# these paths and never looks at the environment.
+
+
+def default_tarball():
+    return Path(os.environ.get("KSYMLAB_TARBALL", "/usr/src/linux-source-6.1.tar.xz"))
 
 
 def cache_root():

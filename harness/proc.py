@@ -1,5 +1,7 @@
 """Run host commands with their output kept in a log file."""
 
+import os
+import signal
 import subprocess
 import time
 
@@ -41,9 +43,38 @@ def run_logged(step, argv, log, cwd=None, env=None, beat=None, beat_every=20.0, 
                     if beat:
                         beat(log)
         finally:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
+            # The child leads its own process group: stop the whole group
+            # (make's sub-makes and compilers), not only the leader.
+            stop_group(p)
     if rc != 0:
         raise HarnessError(step, f"{' '.join(str(a) for a in argv[:3])} exited {rc}: {_tail(log)}", log)
     return time.monotonic() - start
+
+
+def _group_alive(pgid):
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def stop_group(p, grace=5.0):
+    """SIGTERM, then SIGKILL, the process group `p` leads (started with
+    start_new_session=True), and wait until none of it is left: a caller may
+    remove the directory the group was writing to."""
+    pgid = p.pid
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 30.0)):
+        if p.poll() is not None and not _group_alive(pgid):
+            return
+        try:
+            os.killpg(pgid, sig)
+        except ProcessLookupError:
+            pass
+        end = time.monotonic() + wait
+        while time.monotonic() < end:
+            if p.poll() is not None and not _group_alive(pgid):
+                return
+            time.sleep(0.05)

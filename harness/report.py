@@ -15,10 +15,22 @@ def overall_verdict(variants, seed_rows=(), across=()):
     return "pass" if all(v.get("verdict") == "pass" for v in variants.values()) else "fail"
 
 
+def assemble(meta, results, order):
+    """The report of a run as a JSON-ready dict.
+
+    `meta` describes the run; `results` maps variant names to their immutable
+    VariantResult (a snapshot); `order` is the order the variants were asked for.
+    """
+    rep = dict(meta)
+    rep["variants"] = {n: results[n].to_json() for n in order if n in results}
+    rep["seeds"] = seeds.evaluate(results)
+    rep["across"] = crossvariant.compare(results)
+    rep["verdict"] = overall_verdict(rep["variants"], rep["seeds"], rep["across"])
+    return rep
+
+
 def write_all(rundir, report):
-    report["seeds"] = seeds.evaluate(report["variants"])
-    report["across"] = crossvariant.compare(report["variants"])
-    report["verdict"] = overall_verdict(report["variants"], report["seeds"], report["across"])
+    """Write report.json, report.md and report.ktap of an assembled report."""
     (rundir / "report.json").write_text(json.dumps(report, indent=2, sort_keys=False) + "\n")
     (rundir / "report.md").write_text(markdown(report))
     (rundir / "report.ktap").write_text(ktap(report))
@@ -28,11 +40,6 @@ def _mark(ok):
     if ok is None:
         return "unchecked"
     return "yes" if ok else "**NO**"
-
-
-# Fields of a value row that describe it rather than give a value to compare.
-INFO_FIELDS = ("kind", "key", "agree", "comm", "frame", "detail", "verifier",
-               "kmemleak_total")
 
 
 def _cell(x):
@@ -100,8 +107,24 @@ def _across(report, out):
     out.append("")
 
 
-def _kind_table(out, title, rows_by_variant, key_of, columns_of, label=None):
-    """One table: a row per key, for each variant a column per source and an agree mark."""
+# Descriptive fields worth a column of their own (how a symbol was resolved).
+INFO_COLUMNS = ("method",)
+
+
+def _columns(x):
+    return [c for c in INFO_COLUMNS if c in x["info"]] + list(x["sources"])
+
+
+def _value(x, column):
+    return x["sources"][column] if column in x["sources"] else x["info"].get(column)
+
+
+def _kind_table(out, title, rows_by_variant, label=None):
+    """One table: a row per check, for each variant a column per source and an agree mark."""
+
+    def key_of(x):
+        return x["label"]
+
     names = [n for n, rows in rows_by_variant.items() if rows]
     if not names:
         return
@@ -111,8 +134,8 @@ def _kind_table(out, title, rows_by_variant, key_of, columns_of, label=None):
             k = key_of(x)
             if k not in info:
                 keys.append(k)
-                info[k] = x.get("comm") or ""
-            for c in columns_of(x):
+                info[k] = x["info"].get("comm") or ""
+            for c in _columns(x):
                 cols.setdefault(n, [])
                 if c not in cols[n]:
                     cols[n].append(c)
@@ -129,15 +152,13 @@ def _kind_table(out, title, rows_by_variant, key_of, columns_of, label=None):
         cells = [f"{k} ({info[k]})" if info[k] else str(k)]
         for n in names:
             x = index[n].get(k)
-            cells += [_cell(x.get(c)) if x else "" for c in cols.get(n, [])]
+            cells += [_cell(_value(x, c)) if x else "" for c in cols.get(n, [])]
             cells.append(_mark(x["agree"]) if x else "absent")
         out.append("| " + " | ".join(cells) + " |")
     out.append("")
 
 
-SYMBOL_COLUMNS = ("method", "module_addr", "gdb_addr", "proc_kallsyms")
-SYMBOL_LABELS = {"module_addr": "module", "gdb_addr": "gdb (vmlinux)",
-                 "proc_kallsyms": "/proc/kallsyms"}
+SOURCE_LABELS = {"gdb": "gdb", "proc_kallsyms": "/proc/kallsyms"}
 
 
 def _by_kind(report, out):
@@ -148,8 +169,7 @@ def _by_kind(report, out):
                "output, `memory` its results structure read by gdb, the others are oracles.")
     out.append("")
     _kind_table(out, "symbols", {n: v.get("symbols", []) for n, v in variants.items()},
-                lambda x: x["name"], lambda x: [c for c in SYMBOL_COLUMNS if c in x],
-                lambda c: SYMBOL_LABELS.get(c, c))
+                lambda c: SOURCE_LABELS.get(c, c))
     kinds = []
     for v in variants.values():
         for x in v.get("values", []):
@@ -158,8 +178,7 @@ def _by_kind(report, out):
     for kind in kinds:
         rows = {n: [x for x in v.get("values", []) if x["kind"] == kind]
                 for n, v in variants.items()}
-        _kind_table(out, kind, rows, lambda x: x["key"],
-                    lambda x: [c for c in x if c not in INFO_FIELDS])
+        _kind_table(out, kind, rows)
 
 
 def _details(name, v, out):
@@ -222,8 +241,9 @@ def _desc(text):
 def ktap(report):
     lines = ["KTAP version 1", f"1..{len(report['variants'])}"]
     for n, (name, v) in enumerate(report["variants"].items(), 1):
-        checks = [(s["agree"], f"symbol {s['name']} {s['method']}") for s in v.get("symbols", [])]
-        checks += [(x["agree"], f"{x['kind']} {x['key']} {x.get('comm', '')}")
+        checks = [(s["agree"], f"symbol {s['key']} {s['info'].get('method', '')}")
+                  for s in v.get("symbols", [])]
+        checks += [(x["agree"], f"{x['kind']} {x['label']} {x['info'].get('comm', '')}")
                    for x in v.get("values", [])]
         if v.get("error"):
             checks.append((False, f"step {v['error']['step']}: {v['error']['message']}"))

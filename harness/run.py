@@ -1,4 +1,12 @@
-"""One A/B run: build every variant, boot it, verify it with gdb, write the report."""
+"""One A/B run: build every variant, boot it, verify it with gdb, write the report.
+
+Concurrency: the kernel trees and symcheck are built in the main thread
+before any guest starts; then one worker per guest runs a variant's steps
+and returns an immutable VariantResult. Workers share nothing mutable: a
+result is published to the Board under its lock, and the report is written
+from a snapshot (the board replaces its dict on every publish, so a snapshot
+is never changed by a later publish).
+"""
 
 import concurrent.futures
 import os
@@ -6,9 +14,11 @@ import shutil
 import threading
 import time
 from pathlib import Path
+from types import MappingProxyType
 
-from . import addr2line, compare, gdb, guestdata, initramfs, kaslr, kernel, module, paths, report, \
+from . import addr2line, compare, gdb, guestdata, initramfs, kaslr, kernel, module, report, \
     symcheck, variants
+from .checks import StepError, VariantResult
 from .errors import HarnessError
 from .progress import say
 from .qemu import QemuSession
@@ -33,54 +43,87 @@ def new_rundir(runs_root):
 FAULT_VERDICTS = ("panic", "oops", "warning", "hang", "reboot", "timeout", "boot", "guest")
 
 
-def _keep_log(err, vdir):
-    """Copy a failed step's log into the run directory so the run is self-contained."""
-    if err.log and Path(err.log).exists() and vdir not in Path(err.log).parents:
-        dest = vdir / f"{err.step}-{Path(err.log).name}"
-        shutil.copy2(err.log, dest)
-        err.log = dest
+def step_error(err, vdir):
+    """A HarnessError as the report records it; the failed step's log is copied into
+    the run directory so the run is self-contained."""
+    log = Path(err.log) if err.log else None
+    if log and log.exists() and vdir not in log.parents:
+        dest = vdir / f"{err.step}-{log.name}"
+        shutil.copy2(log, dest)
+        log = dest
+    excerpt = err.excerpt
+    if not excerpt and log and log.exists() and err.step in FAULT_VERDICTS:
+        rows = log.read_text(errors="replace").replace("\r", "").splitlines()
+        excerpt = "\n".join(rows[-25:])
+    return StepError(err.step, err.message, err.exit_status,
+                     err.step if err.step in FAULT_VERDICTS else "error",
+                     str(log) if log else None, excerpt)
 
 
-def _error_entry(err, vdir):
-    _keep_log(err, vdir)
-    entry = {"step": err.step, "message": err.message, "exit_status": err.exit_status,
-             "log": str(err.log) if err.log else None,
-             # a console fault is the variant's verdict: panic, oops, warning, hang, ...
-             "verdict": err.step if err.step in FAULT_VERDICTS else "error"}
-    if err.excerpt:
-        entry["excerpt"] = err.excerpt
-    elif err.log and err.step in FAULT_VERDICTS:
-        rows = Path(err.log).read_text(errors="replace").replace("\r", "").splitlines()
-        entry["excerpt"] = "\n".join(rows[-25:])
-    return entry
+class Board:
+    """The published results of a run, one per variant."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._results = MappingProxyType({})
+
+    def publish(self, result):
+        with self._lock:
+            # copy on write: a snapshot handed out earlier never changes
+            self._results = MappingProxyType({**self._results, result.name: result})
+
+    def snapshot(self):
+        with self._lock:
+            return self._results
 
 
-def run_variant(variant, tree, entry, vdir, opts):
-    timings = entry.setdefault("timings", {})
-    clock = time.monotonic()
+class _Steps:
+    """Seconds per step of one variant, kept by the worker that runs it."""
 
-    def lap(step):
-        nonlocal clock
+    def __init__(self):
+        self.seconds = {}
+        self._clock = time.monotonic()
+
+    def lap(self, step):
         now = time.monotonic()
-        timings[step] = round(now - clock, 2)
-        clock = now
+        self.seconds[step] = round(now - self._clock, 2)
+        self._clock = now
 
-    ko = module.build(tree, variant.module_mode)
-    entry["symcheck"] = symcheck.findings(ko, tree)
+
+def _base_result(variant, tree=None, **kw):
+    return VariantResult(name=variant.name, description=variant.description,
+                         module_mode=variant.module_mode,
+                         series=tuple(p.name for p in _series(variant)),
+                         tree_key=tree.key if tree else None, **kw)
+
+
+def _series(variant):
+    try:
+        return variant.patches()
+    except HarnessError:
+        return ()
+
+
+def run_variant(variant, tree, vdir, opts, steps):
+    """Boot one variant, verify it at the snapshot; return its VariantResult."""
+    facts = {}
+    ko = module.build(tree, variant.module_mode, opts.cache)
+    findings = symcheck.findings(ko, tree)
+    facts["symcheck"] = findings
     shutil.copy2(ko.parent / "build.log", vdir / "module-build.log")
-    lap("module")
-    initrd = initramfs.build(tree, ko, opts["scenario"], vdir, variant.module_mode,
-                             opts["insmod_args"], opts["stress"], opts["bench"])
-    lap("initramfs")
-    with QemuSession(tree, initrd, vdir, kvm=opts["kvm"], append=opts["append"],
-                     boot_timeout=opts["boot_timeout"], hang_timeout=opts["hang_timeout"],
-                     icount=opts["bench"] > 0, kaslr=opts["kaslr"]) as vm:
+    steps.lap("module")
+    initrd = initramfs.build(tree, ko, opts.scenario, vdir, variant.module_mode, opts.cache,
+                             opts.insmod_args, opts.stress, opts.bench)
+    steps.lap("initramfs")
+    with QemuSession(tree, initrd, vdir, kvm=opts.kvm, append=opts.append,
+                     boot_timeout=opts.boot_timeout, hang_timeout=opts.hang_timeout,
+                     icount=opts.bench > 0, kaslr=opts.kaslr) as vm:
         early = guestdata.parse(vm.wait_armed(), partial=True)
-        lap("boot")
-        entry["accel"] = vm.accel
+        steps.lap("boot")
+        facts["accel"] = vm.accel
         text_addr = early["ktext"][0]["addr"] if early["ktext"] else None
         slide = kaslr.slide(tree.vmlinux, text_addr)
-        entry["kaslr"] = {"enabled": opts["kaslr"], "slide": f"{slide:#x}",
+        facts["kaslr"] = {"enabled": opts.kaslr, "slide": f"{slide:#x}",
                           "guest_text": f"{text_addr:#x}"}
         if not early["pbinfo"]:
             raise HarnessError("verify", f"{variant.name}: the guest reported no pageblock order")
@@ -101,108 +144,125 @@ def run_variant(variant, tree, entry, vdir, opts):
                 # report what the console says happened, else gdb's own failure.
                 vm.wait_ready()
                 raise
-        lap("gdb")
+        steps.lap("gdb")
         data = guestdata.parse(vm.wait_ready())
-        entry["guest_kernel"] = data["guest"].get("kernel")
+        facts["guest_kernel"] = data["guest"].get("kernel")
         vm.resume_and_finish()
-        lap("guest_rest")
-    entry["guest_phases"] = {p["name"]: float(p["uptime"]) for p in data["phase"]}
+        steps.lap("guest_rest")
+    facts["guest_phases"] = {p["name"]: float(p["uptime"]) for p in data["phase"]}
     # The guest program is static and not PIE: its frames name without a load base.
-    names = addr2line.function_names(initramfs.build_guest_program("ustack.c"),
+    names = addr2line.function_names(initramfs.build_guest_program("ustack.c", opts.cache),
                                      [f["ip"] for f in data["frame"]])
-    entry.update(compare.compare_variant(data, truth, opts["stress"], variant, names))
-    lap("compare")
-    entry["values"] += compare.compare_symcheck(entry["symcheck"], variant.module_mode)
-    entry["bench"] = data["bench"]
-    c = entry["counts"]
+    found = compare.compare_variant(data, truth, opts.stress, variant, names)
+    steps.lap("compare")
+    facts["resolve_ns"] = found.resolve_ns
+    facts["bench"] = data["bench"]
+    result = _base_result(
+        variant, tree, symbols=found.symbols,
+        values=found.values + tuple(compare.compare_symcheck(findings, variant.module_mode)),
+        samplers=found.samplers, notes=found.notes, guest_errors=found.guest_errors,
+        timings=dict(steps.seconds), facts=facts)
+    c = result.counts
     say("verify", f"{variant.name}: {c['symbols_agree']}/{c['symbols']} symbols and "
-                  f"{c['values_agree']}/{c['values']} values agree: {entry['verdict']}")
+                  f"{c['values_agree']}/{c['values']} values agree: {result.verdict}")
+    return result
 
 
-def run(names, scenario=None, kvm=False, append="", runs_root=None,
-        boot_timeout=600, hang_timeout=180, insmod_args="", stress=0, bench=0, kaslr=False,
-        jobs=None):
-    """Run the comparison; return (exit status, run directory)."""
-    selected = variants.select(names)
-    scenario = Path(scenario or paths.SCENARIOS / "default.scenario")
-    if not scenario.is_file():
-        raise HarnessError("usage", f"{scenario}: scenario file not found")
-    parse_scenario(scenario)        # a bad line is a usage error before anything boots
-    run_id, rundir = new_rundir(Path(runs_root or paths.runs_root()))
+def _meta(run_id, opts):
+    return {"run_id": run_id, "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "tarball": str(opts.tarball), "scenario": str(opts.scenario),
+            "insmod_args": opts.insmod_args, "stress_cycles": opts.stress, "kaslr": opts.kaslr}
+
+
+def run(names, opts):
+    """Run the comparison of the variants `names` with RunOptions `opts`;
+    return (exit status, run directory, first error or None)."""
+    selected = variants.select(names, opts.patches)
+    if not opts.scenario.is_file():
+        raise HarnessError("usage", f"{opts.scenario}: scenario file not found")
+    parse_scenario(opts.scenario)        # a bad line is a usage error before anything boots
+    run_id, rundir = new_rundir(opts.runs_root)
     say("run", f"{run_id}: variants {', '.join(v.name for v in selected)}; logs in {rundir}")
-    opts = {"scenario": scenario, "kvm": kvm, "append": append,
-            "boot_timeout": boot_timeout, "hang_timeout": hang_timeout,
-            "insmod_args": insmod_args, "stress": stress, "bench": bench, "kaslr": kaslr}
-    rep = {"run_id": run_id, "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-           "tarball": str(paths.KERNEL_TARBALL), "scenario": str(scenario),
-           "insmod_args": insmod_args, "stress_cycles": stress, "kaslr": kaslr,
-           "verdict": "fail", "variants": {}}
-    first_error = None
+    meta = _meta(run_id, opts)
+    order = [v.name for v in selected]
+    board = Board()
+    write_lock = threading.Lock()
+
+    def write(timings):
+        rep = report.assemble({**meta, "timings": timings}, board.snapshot(), order)
+        with write_lock:
+            report.write_all(rundir, rep)
+        return rep
+
+    errors = {}
     trees = {}
+    kernel_s = {}
+    # Shared by every variant, so built once before any worker needs it.
+    try:
+        symcheck.ensure_built()
+    except HarnessError as err:
+        for v in selected:
+            (rundir / v.name).mkdir(exist_ok=True)
+            board.publish(_base_result(v, error=step_error(err, rundir / v.name)))
+        write({})
+        say("error", err.one_line())
+        return err.exit_status, rundir, err
     for i, v in enumerate(kernel.build_order(selected), 1):
         # Bases first (fewer patches), so a tree can derive from one built just before.
         vdir = rundir / v.name
         vdir.mkdir()
-        entry = {"description": v.description, "module_mode": v.module_mode,
-                 "series": [p.name for p in v.patches()], "verdict": "fail", "error": None,
-                 "symbols": [], "values": [], "notes": []}
-        rep["variants"][v.name] = entry
-        rep["variants"] = {s.name: rep["variants"][s.name] for s in selected   # report order
-                           if s.name in rep["variants"]}
         try:
             t0 = time.monotonic()
-            trees[v.name] = kernel.prepare(v, i, len(selected))
-            rep.setdefault("timings", {}).setdefault("kernel", {})[v.name] = \
-                round(time.monotonic() - t0, 1)
-            entry["tree_key"] = trees[v.name].key
+            trees[v.name] = kernel.prepare(v, opts.cache, opts.tarball, i, len(selected))
+            kernel_s[v.name] = round(time.monotonic() - t0, 1)
         except HarnessError as err:
-            entry["error"] = _error_entry(err, vdir)
-            first_error = first_error or err
+            board.publish(_base_result(v, error=step_error(err, vdir)))
+            errors[v.name] = err
             say("error", err.one_line())
+    timings = {"kernel": kernel_s}          # no longer changed once the guests start
+
     # Guests run concurrently (one per CPU by default): each is one TCG thread
     # and often idle (writeback throttling), and every guest has its own
     # directory, sockets and gdb.
-    lock = threading.Lock()
-    errors = {}
-
     def one(v):
-        entry = rep["variants"][v.name]
+        """Run one variant; return its HarnessError or None."""
         vdir = rundir / v.name
+        steps = _Steps()
+        failure = None
         try:
-            run_variant(v, trees[v.name], entry, vdir, opts)
+            result = run_variant(v, trees[v.name], vdir, opts, steps)
         except HarnessError as err:
-            entry["verdict"] = "fail"
-            entry["error"] = _error_entry(err, vdir)
-            errors[v.name] = err
             say("error", err.one_line())
-        finally:
-            with lock:
-                report.write_all(rundir, rep)        # keep what is known after each variant
+            failure = err
+            result = _base_result(v, trees[v.name], error=step_error(err, vdir),
+                                  timings=dict(steps.seconds))
+        board.publish(result)
+        write(timings)                      # keep what is known after each variant
+        return failure
 
     ready = [v for v in selected if v.name in trees]
-    workers = max(1, min(len(ready) or 1, jobs or os.cpu_count() or 1))
+    workers = max(1, min(len(ready) or 1, opts.jobs or os.cpu_count() or 1))
     t0 = time.monotonic()
     with concurrent.futures.ThreadPoolExecutor(workers) as pool:
         futures = [pool.submit(one, v) for v in ready]
         try:
-            for f in futures:
-                f.result()
+            for v, f in zip(ready, futures):
+                err = f.result()
+                if err is not None:
+                    errors[v.name] = err
         except KeyboardInterrupt:
             for f in futures:
                 f.cancel()
             QemuSession.close_all()       # running guests end, so the workers return
             raise
-    rep.setdefault("timings", {})["guests"] = round(time.monotonic() - t0, 1)
-    rep["timings"]["guest_workers"] = workers
-    for v in selected:
-        if first_error is None and v.name in errors:
-            first_error = errors[v.name]
-    rep["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    timings = {**timings, "guests": round(time.monotonic() - t0, 1), "guest_workers": workers}
+    meta["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     t0 = time.monotonic()
-    report.write_all(rundir, rep)
-    rep["timings"]["report"] = round(time.monotonic() - t0, 2)
-    report.write_all(rundir, rep)       # once more, with its own time recorded
+    write(timings)
+    timings["report"] = round(time.monotonic() - t0, 2)
+    rep = write(timings)               # once more, with its own time recorded
     say("report", f"{rundir / 'report.md'}: verdict {rep['verdict']}")
+    first_error = next((errors[n] for n in order if n in errors), None)
     if first_error is not None:
         return first_error.exit_status, rundir, first_error
     return (0 if rep["verdict"] == "pass" else 1), rundir, None

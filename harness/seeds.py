@@ -1,8 +1,11 @@
 """The nine seed patches: their status in the 6.1 port and the runtime evidence for each.
 
-Each seed names the checks of a variant (symbols by name, values by kind and
-key prefix) that back its status; the seed holds when all of them were made
-and agree. patches/README.md has the full story of each port.
+Each seed names the checks that back its status by id: "symbol:<name>" and
+"<kind>:<key>" rows that must exist, or a whole kind ("prio") that must have
+at least one row. A named check that is missing fails the seed instead of
+vanishing from the evidence, so a renamed label or key cannot weaken it. The
+seed holds when everything it names was made and agrees. patches/README.md
+has the full story of each port.
 """
 
 SEEDS = [
@@ -10,64 +13,76 @@ SEEDS = [
      "status": "superseded",
      "why": "vmalloc_sync_mappings() is gone since v5.8 (73f693c3a705); the module's "
             "tracepoint probes, in vmalloc'd module memory, run without it",
-     "variant": "exports", "values": [("writeback", "gds_hits"), ("writeback", "bdp_hits")]},
+     "variant": "exports", "ids": ["writeback:gds_hits", "writeback:bdp_hits"]},
     {"seed": "2/9", "title": "bpf: allow up to 13 arguments for tracepoints",
      "status": "ported",
      "why": "literal port: argument 13 still rejected by the verifier (exports); completed "
             "by patches/bpf13: argument 13 readable",
-     "variant": "exports", "also": "bpf13", "values": [("bpf", "raw_tp reads argument")]},
+     "variant": "exports", "also": "bpf13",
+     "ids": ["bpf:arg12/readable", "bpf:arg13/readable"]},
     {"seed": "3/9", "title": "writeback: tracing: pass global_wb_domain as tracepoint parameter",
      "status": "ported", "why": "dirty_limit read through the tracepoint argument",
      "variant": "exports",
-     "values": [("writeback", "dirty_limit (tracepoint-arg)"),
-                ("bpf", "argument 1 is &global_wb_domain")]},
+     "ids": ["writeback:dirty_limit/tracepoint-arg", "bpf:arg12/arg1-domain"]},
     {"seed": "4/9", "title": "stacktrace: export-GPL stack_trace_save_user",
      "status": "ported", "why": "user stack captured through the export",
-     "variant": "exports", "symbols": ["stack_trace_save_user"], "values": [("ustack", "")]},
+     "variant": "exports", "ids": ["symbol:stack_trace_save_user"], "kinds": ["ustack"]},
     {"seed": "5/9", "title": "sched: export-GPL task_prio", "status": "ported",
      "why": "every task's priority read through the export", "variant": "exports",
-     "symbols": ["task_prio"], "values": [("prio", "")]},
+     "ids": ["symbol:task_prio"], "kinds": ["prio"]},
     {"seed": "6/9", "title": "mm: export-GPL get_pageblock_migratetype", "status": "ported",
      "why": "every pageblock's migratetype read through get_pfnblock_flags_mask()",
-     "variant": "exports", "symbols": ["get_pfnblock_flags_mask"],
-     "values": [("migratetype", ""), ("pageblock", "")]},
+     "variant": "exports", "ids": ["symbol:get_pfnblock_flags_mask"],
+     "kinds": ["migratetype", "pageblock"]},
     {"seed": "7/9", "title": "block: genhd: export-GPL gendisk_name", "status": "superseded",
      "why": "disk_name() is gone since v5.15 (abd2864a3e46); names come from "
             "disk->disk_name and dev_name() and match sysfs",
-     "variant": "exports", "values": [("blockdev", "")]},
+     "variant": "exports", "kinds": ["blockdev"]},
     {"seed": "8/9", "title": "block: genhd: export-GPL generic disk device type",
      "status": "ported", "why": "disks enumerated with the disk type from the getter",
-     "variant": "exports", "symbols": ["gendisk_device_type", "disk_type"],
-     "values": [("blockdev", "")]},
+     "variant": "exports", "ids": ["symbol:gendisk_device_type", "symbol:disk_type"],
+     "kinds": ["blockdev"]},
     {"seed": "9/9", "title": "block: genhd: export-GPL generic disk block class",
      "status": "ported", "why": "the block class walked through the getter",
-     "variant": "exports", "symbols": ["gendisk_block_class", "block_class"],
-     "values": [("blockdev", "")]},
+     "variant": "exports", "ids": ["symbol:gendisk_block_class", "symbol:block_class"],
+     "kinds": ["blockdev"]},
 ]
 
 
-def _evidence(seed, entry):
-    checks = [s for s in entry.get("symbols", []) if s["name"] in seed.get("symbols", [])]
-    checks += [v for v in entry.get("values", [])
-               if any(v["kind"] == k and v["key"].startswith(p) for k, p in seed["values"])]
-    return checks
+def _evidence(seed, result):
+    """The checks `seed` names in `result`, and the ids and kinds it names that are missing."""
+    rows = result.by_id()
+    checks = [rows[i] for i in seed.get("ids", ()) if i in rows]
+    missing = [i for i in seed.get("ids", ()) if i not in rows]
+    for kind in seed.get("kinds", ()):
+        of_kind = result.of_kind(kind)
+        checks += of_kind
+        if not of_kind:
+            missing.append(f"{kind}:*")
+    return checks, missing
 
 
-def evaluate(variants):
-    """One row per seed for the report; `holds` is None when its variant did not run."""
+def evaluate(results):
+    """One row per seed for the report; `holds` is None when its variant did not run.
+
+    `results` maps variant names to VariantResult.
+    """
     rows = []
     for seed in SEEDS:
         names = [seed["variant"]] + ([seed["also"]] if "also" in seed else [])
-        checks, ran = [], True
+        checks, missing, ran = [], [], True
         for name in names:
-            entry = variants.get(name)
-            if entry is None or entry.get("error"):
+            result = results.get(name)
+            if result is None or not result.ran:
                 ran = False
                 continue
-            checks += _evidence(seed, entry)
-        holds = None if not ran else (bool(checks) and all(c["agree"] is not False
-                                                           for c in checks))
+            found, absent = _evidence(seed, result)
+            checks += found
+            missing += [f"{name}: {m}" for m in absent]
+        holds = None if not ran else (not missing and bool(checks)
+                                      and all(c.agree is not False for c in checks))
         rows.append({"seed": seed["seed"], "title": seed["title"], "status": seed["status"],
                      "why": seed["why"], "variants": names, "checks": len(checks),
-                     "agree": sum(c["agree"] is True for c in checks), "holds": holds})
+                     "agree": sum(c.agree is True for c in checks), "missing": missing,
+                     "holds": holds})
     return rows

@@ -1,5 +1,6 @@
 """symcheck's findings on a variant's probe module (check against its tree, and audit)."""
 
+import fcntl
 import json
 import subprocess
 
@@ -11,10 +12,18 @@ SYMCHECK = paths.REPO / "symcheck" / "symcheck"
 
 
 def ensure_built():
-    p = subprocess.run(["make", "-s", "-C", str(paths.REPO / "symcheck")], capture_output=True,
-                       text=True)
+    """Build symcheck once, before any variant needs it.
+
+    run() calls this before the variants start; the lock also keeps two
+    harness processes (or a test beside a run) from racing in symcheck/build.
+    """
+    src = paths.REPO / "symcheck"
+    with open(src / ".build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        p = subprocess.run(["make", "-s", "-C", str(src)], capture_output=True, text=True,
+                           stdin=subprocess.DEVNULL)
     if p.returncode != 0 or not SYMCHECK.exists():
-        raise HarnessError("module", "cannot build symcheck: "
+        raise HarnessError("symcheck", "cannot build symcheck: "
                            + (p.stderr.strip().splitlines() or ["?"])[-1])
 
 
@@ -30,8 +39,7 @@ def _json(argv):
 
 
 def findings(ko, tree):
-    """Return {'check': [...], 'audit': [...], 'needs': N} for one module."""
-    ensure_built()
+    """Return {'check': [...], 'audit': [...], 'needs': N} for one module (symcheck built)."""
     check = _json(["check", str(ko), str(tree.src)])
     audit = _json(["audit", str(ko)])
     mod = check["modules"][0]

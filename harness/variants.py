@@ -1,6 +1,7 @@
 """The kernel variants under comparison and the probe-module mode each one uses."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 
 from . import paths
 from .errors import HarnessError
@@ -18,11 +19,12 @@ class Variant:
     # argument 1 is the writeback domain (seed patch 3).
     bpf_max_arg: int = 12
     domain_arg: bool = False
+    patches_root: Path = paths.REPO / "patches"     # select() sets the run's own
 
     @property
     def series_dir(self):
         """patches/<name>/ with a quilt-style `series` file."""
-        return paths.patches_root() / (self.series_name or self.name)
+        return self.patches_root / (self.series_name or self.name)
 
     def patches(self):
         """The patch files in series order; a missing file is a patch error."""
@@ -65,10 +67,12 @@ VARIANTS = {
 DEFAULT = ("exports", "kallsyms", "stock", "bpf13")
 
 
-def select(names):
+def select(names, patches_root=None):
+    """The named variants, reading their series from `patches_root` (default: patches/)."""
     out = []
     for n in names:
         if n not in VARIANTS:
             raise HarnessError("usage", f"unknown variant {n!r} (known: {', '.join(VARIANTS)})")
-        out.append(VARIANTS[n])
+        v = VARIANTS[n]
+        out.append(replace(v, patches_root=Path(patches_root)) if patches_root else v)
     return out

@@ -1,6 +1,7 @@
 import pytest
 
 from harness import compare, guestdata
+from harness.checks import VariantResult
 
 BASE = [
     "symbol name=task_prio addr=0x1000 method=export",
@@ -67,20 +68,29 @@ def with_memory(d, truth):
     return t
 
 
+def as_report(found):
+    """A variant's report entry made from compare_variant()'s Comparison."""
+    return VariantResult("t", "test", "exports", symbols=found.symbols, values=found.values,
+                         samplers=found.samplers, notes=found.notes,
+                         guest_errors=found.guest_errors).to_json()
+
+
 def cmp(d, truth=TRUTH, **kw):
-    return compare.compare_variant(d, with_memory(d, truth), **kw)
+    return as_report(compare.compare_variant(d, with_memory(d, truth), **kw))
 
 
 def failing(r):
-    return [(x.get("kind", "symbol"), x.get("key", x.get("name")))
-            for x in r["symbols"] + r["values"] if x["agree"] is False]
+    return [(x["kind"], x["label"]) for x in r["symbols"] + r["values"] if x["agree"] is False]
 
 
 def test_all_agree():
     r = cmp(data(), TRUTH)
     assert failing(r) == [] and r["verdict"] == "pass"
-    assert r["symbols"] == [{"name": "task_prio", "method": "export", "module_addr": "0x1000",
-                             "gdb_addr": "0x1000", "proc_kallsyms": "0x1000", "agree": True}]
+    assert r["symbols"] == [{"id": "symbol:task_prio", "kind": "symbol", "key": "task_prio",
+                             "label": "task_prio", "info": {"method": "export"},
+                             "sources": {"module": "0x1000", "gdb": "0x1000",
+                                         "proc_kallsyms": "0x1000"},
+                             "agree": True, "reason": None}]
     kinds = [v["kind"] for v in r["values"]]
     # the empty migratetype 5 that pagetypeinfo does not list is skipped
     assert kinds == ["snapshot"] * 4 + ["prio"] * 2 + ["pageblock"] * 3 + ["migratetype"] * 2 \
@@ -147,11 +157,11 @@ def test_unresolved_symbol_is_unchecked_not_failed():
 
 def test_symcheck_values():
     clean = {"check": [], "audit": [{"what": "kallsyms_lookup_name"}]}
-    assert all(v["agree"] for v in compare.compare_symcheck(clean, "kallsyms"))
+    assert all(v.agree for v in compare.compare_symcheck(clean, "kallsyms"))
     # an exports-mode module must not need kallsyms at all
-    assert [v["agree"] for v in compare.compare_symcheck(clean, "exports")] == [True, False]
+    assert [v.agree for v in compare.compare_symcheck(clean, "exports")] == [True, False]
     bad = {"check": [{"message": "needs unknown symbol task_prio"}], "audit": []}
-    assert [v["agree"] for v in compare.compare_symcheck(bad, "exports")] == [False, True]
+    assert [v.agree for v in compare.compare_symcheck(bad, "exports")] == [False, True]
 
 
 def test_snapshot_and_gdb_are_one_instant_so_any_task_difference_fails():
@@ -172,7 +182,7 @@ def test_module_memory_must_equal_its_text():
     truth["results"]["pageblocks"][2]["mt"] = 0
     truth["results"]["bdevs"][1]["sectors"] = 1
     truth["results"]["frames"] = truth["results"]["frames"][:-1]
-    assert failing(compare.compare_variant(d, truth)) == [
+    assert failing(as_report(compare.compare_variant(d, truth))) == [
         ("prio", "pid 7"), ("pageblock", "DMA32 pfn 0x800"), ("blockdev", "ram0p1"),
         ("ustack", "frames in module memory")]
 
@@ -198,11 +208,11 @@ def test_snapshot_header():
     d = data()
     truth = with_memory(d, TRUTH)
     truth["results"]["magic"] = 0
-    assert failing(compare.compare_variant(d, truth)) == [("snapshot", "ksymlab_results magic")]
+    assert failing(as_report(compare.compare_variant(d, truth))) == [("snapshot", "ksymlab_results magic")]
     # gdb found the structure somewhere else than the module says it is
     truth = with_memory(d, TRUTH)
     truth["results"]["addr"] += 0x40
-    assert failing(compare.compare_variant(d, truth)) == [("snapshot",
+    assert failing(as_report(compare.compare_variant(d, truth))) == [("snapshot",
                                                            "ksymlab_results address")]
     truth = dict(TRUTH, stop={"function": "native_safe_halt", "pc": 1, "seq": None})
     assert failing(cmp(d, truth)) == [("snapshot", "gdb stopped in")]
@@ -215,9 +225,9 @@ def test_ustack_frames_named_by_eu_addr2line():
     r = cmp(data(), ustack_names=names)
     # frame 3 (main) was not captured in this fake: no name, a failure
     assert failing(r) == [("ustack", "frame 3 function")]
-    rows = {v["key"]: (v["eu_addr2line"], v["program"]) for v in r["values"]
-            if v["key"].endswith("function")}
-    assert rows["frame 1 function"] == ("level2", "level2")
+    rows = {v["key"]: (v["sources"]["eu_addr2line"], v["sources"]["program"])
+            for v in r["values"] if v["key"].startswith("fn/")}
+    assert rows["fn/1"] == ("level2", "level2")
     names[0x401a2b] = "level1"
     assert ("ustack", "frame 1 function") in failing(cmp(data(), ustack_names=names))
 
@@ -225,7 +235,7 @@ def test_ustack_frames_named_by_eu_addr2line():
 def test_proc_kallsyms_is_a_second_address_oracle():
     r = cmp(data(kaddr="1008"), TRUTH)
     assert failing(r) == [("symbol", "task_prio")]
-    assert r["symbols"][0]["proc_kallsyms"] == "0x1008"
+    assert r["symbols"][0]["sources"]["proc_kallsyms"] == "0x1008"
 
 
 def test_proc_stat_priority_is_a_second_prio_oracle():
@@ -277,8 +287,8 @@ def rt_dl(fifo, dl):
 def test_fifo_and_deadline_tasks_against_the_scenario():
     r = rt_dl(-51, -101)
     assert failing(r) == [] and r["verdict"] == "pass"
-    rows = {v["key"]: (v["module"], v["gdb"], v["proc_stat"], v["scenario"])
-            for v in r["values"] if v["kind"] == "prio" and "scenario" in v}
+    rows = {v["key"]: tuple(v["sources"][s] for s in ("module", "gdb", "proc_stat", "scenario"))
+            for v in r["values"] if v["kind"] == "prio" and "scenario" in v["sources"]}
     assert rows == {"pid 7": (25, 25, 25, 25), "pid 11": (-51, -51, -51, -51),
                     "pid 12": (-101, -101, -101, -101), "pid 13": (13, 13, 13, 13)}
     # module, gdb and /proc agree on a wrong value: only the scenario notices

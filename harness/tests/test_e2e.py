@@ -61,14 +61,13 @@ def test_ab_run_passes(ab_run):
     assert list(rep["variants"]) == ["exports", "kallsyms", "stock", "bpf13"]
     assert qemu_processes(runs) == []
     # across variants: what must be identical is, what differs is explained
-    across = {r["what"]: r for r in rep["across"]}
-    for what in ("scenario task priorities (in scenario order)",
-                 "block devices (name, dev, sectors)",
-                 "user stack: function of each frame (eu-addr2line)", "number of pageblocks"):
-        assert across[what]["identical"] and len(across[what]["values"]) == 4, across[what]
+    across = {r["id"]: r for r in rep["across"]}
+    for cid in ("scenario-prio", "blockdevs", "ustack-names", "ustack-addresses",
+                "pageblock-count"):
+        assert across[cid]["identical"] and len(across[cid]["values"]) == 4, across[cid]
     assert not any(r["flagged"] for r in rep["across"])
-    assert across["resolved kernel addresses"]["identical"] is False
-    assert across["resolved kernel addresses"]["why"]
+    assert across["symbol-addresses"]["identical"] is False
+    assert across["symbol-addresses"]["why"]
 
 
 METHODS = {"exports": "export", "kallsyms": "kallsyms", "stock": "kprobe", "bpf13": "export"}
@@ -79,23 +78,28 @@ def variant_report(runs, variant):
     return json.loads((runs / "latest" / "report.json").read_text())["variants"][variant]
 
 
+def src(row, source):
+    """The value `source` gave for a report row (None when it gave none)."""
+    return row["sources"].get(source)
+
+
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_every_symbol_address_matches_nm(ab_run, variant):
     _, runs = ab_run
     v = variant_report(runs, variant)
-    names = {s["name"]: s for s in v["symbols"]}
-    assert names["task_prio"]["method"] == METHODS[variant]
+    names = {s["key"]: s for s in v["symbols"]}
+    assert names["task_prio"]["info"]["method"] == METHODS[variant]
     if METHODS[variant] != "export":
-        assert names["kallsyms_lookup_name"]["method"] == \
+        assert names["kallsyms_lookup_name"]["info"]["method"] == \
             {"kallsyms": "export", "stock": "kprobe"}[variant]
         assert {"block_class", "disk_type", "global_wb_domain"} <= set(names)
     else:
-        assert names["block_class"]["method"] == "getter"
+        assert names["block_class"]["info"]["method"] == "getter"
     vmlinux = tree_src(v["tree_key"]) / "vmlinux"
     for s in v["symbols"]:
-        expected = nm_address(vmlinux, s["name"])
-        assert int(s["module_addr"], 16) == expected, s
-        assert int(s["gdb_addr"], 16) == expected, s
+        expected = nm_address(vmlinux, s["key"])
+        assert int(src(s, "module"), 16) == expected, s
+        assert int(src(s, "gdb"), 16) == expected, s
         assert s["agree"] is True
     assert all(sm["available"] for sm in v["samplers"].values()), v["samplers"]
 
@@ -113,21 +117,21 @@ def test_every_sampler_checked(ab_run, variant):
     # ram0 with two partitions and ram1, as the guest set them up, in sysfs, the
     # module's text and memory, and gdb's walk of the block class
     assert {x["key"] for x in by_kind["blockdev"]} >= {"ram0", "ram0p1", "ram0p2", "ram1"}
-    assert all(x["module"] == x["memory"] == x["gdb_class"] == x["sysfs"]
+    assert all(src(x, "module") == src(x, "memory") == src(x, "gdb_class") == src(x, "sysfs")
                for x in by_kind["blockdev"])
     # three return addresses, the frames in module memory, four frames named
     assert len(by_kind["ustack"]) == 8
-    assert [x["eu_addr2line"] for x in by_kind["ustack"] if x["key"].endswith("function")] == \
-        ["level3", "level2", "level1", "main"]
+    assert [src(x, "eu_addr2line") for x in by_kind["ustack"] if x["key"].startswith("fn/")] \
+        == ["level3", "level2", "level1", "main"]
     # most of a 512 MiB guest's pageblocks are movable
-    movable = sum(x["module"] for x in by_kind["migratetype"] if x["key"].endswith("mt 1"))
+    movable = sum(src(x, "module") for x in by_kind["migratetype"] if x["info"]["mt"] == 1)
     assert movable > 50
     # every pageblock checked against gdb's own read of the mem_section bitmap;
     # their number is what /proc/pagetypeinfo counts
     blocks = by_kind["pageblock"]
-    assert len(blocks) == sum(x["pagetypeinfo"] for x in by_kind["migratetype"])
-    assert all(x["module"] == x["memory"] == x["gdb_bitmap"] for x in blocks)
-    hits = {x["key"]: x["module"] for x in by_kind["writeback"]}
+    assert len(blocks) == sum(src(x, "pagetypeinfo") for x in by_kind["migratetype"])
+    assert all(src(x, "module") == src(x, "memory") == src(x, "gdb_bitmap") for x in blocks)
+    hits = {x["key"]: src(x, "module") for x in by_kind["writeback"]}
     assert hits["gds_hits"] > 0 and hits["bdp_hits"] > 0
 
 
@@ -137,16 +141,16 @@ def test_scenario_priorities(ab_run, variant):
     v = variant_report(runs, variant)
     tasks = scenario.parse(paths.SCENARIOS / "default.scenario")
     prio = [x for x in v["values"] if x["kind"] == "prio"]
-    rows = [x for x in prio if "scenario" in x]
+    rows = [x for x in prio if "scenario" in x["sources"]]
     # one row per scenario task, in scenario order (pids ascend as init starts them),
     # each equal to the value computed from the scenario line alone
-    assert [x["module"] for x in rows] == [compare.expected_prio(t) for t in tasks]
+    assert [src(x, "module") for x in rows] == [compare.expected_prio(t) for t in tasks]
     assert {t["policy"] for t in tasks} >= {"nice", "fifo", "rr", "batch", "idle", "deadline"}
-    assert all(x["module"] == x["memory"] == x["gdb"] == x["proc_stat"] == x["scenario"]
-               for x in rows)
+    assert all(len({src(x, s) for s in ("module", "memory", "gdb", "proc_stat", "scenario")})
+               == 1 for x in rows)
     # init and the kernel threads are there too, all checked against gdb at the snapshot
     assert len(prio) >= len(tasks) + 10
-    assert any(x["comm"] == "init" and x["module"] == 20 for x in prio)
+    assert any(x["info"]["comm"] == "init" and src(x, "module") == 20 for x in prio)
     assert all(x["agree"] for x in prio)
 
 
@@ -238,8 +242,8 @@ def test_kaslr_slide_computed_and_vmlinux_relocated(tmp_path, ab_run):
     # /proc/kallsyms listed
     assert int(v["kaslr"]["guest_text"], 16) == nm_address(vmlinux, "_text") + slide
     for s in v["symbols"]:
-        expected = nm_address(vmlinux, s["name"]) + slide
-        assert int(s["module_addr"], 16) == int(s["gdb_addr"], 16) == expected, s
+        expected = nm_address(vmlinux, s["key"]) + slide
+        assert int(src(s, "module"), 16) == int(src(s, "gdb"), 16) == expected, s
         assert s["agree"] is True
     assert all(x["agree"] for x in v["values"]), [x for x in v["values"] if not x["agree"]]
     assert f"relocated by {v['kaslr']['slide']}" in p.stderr or slide == 0
@@ -286,7 +290,7 @@ def test_optional_symbol_missing_degrades(tmp_path, ab_run):
     assert all(sm["available"] for n, sm in v["samplers"].items() if n != "blockdev")
     bad = [x for x in v["values"] if not x["agree"]]
     # only the degraded sampler disagrees: sysfs lists devices the module could not
-    assert bad and all(x["kind"] == "blockdev" and x["module"] is None for x in bad)
+    assert bad and all(x["kind"] == "blockdev" and src(x, "module") is None for x in bad)
     assert "sampler blockdev reported itself unavailable" in v["notes"]
 
 
@@ -312,11 +316,11 @@ def test_stress_on_debug_kernel(tmp_path):
     v = variant_report(tmp_path, "debug")
     assert p.returncode == 0, (p.stderr[-2000:], [x for x in v["values"] if not x["agree"]])
     stress = {x["key"]: x for x in v["values"] if x["kind"] == "stress"}
-    assert stress["cycles"]["module"] == 100
-    assert stress["failed insmod/rmmod"]["module"] == 0
-    assert stress["dmesg warnings"]["module"] == 0
-    leak = stress["kmemleak objects with ksymlab frames"]
-    assert leak["module"] == 0 and leak["agree"] is True   # kmemleak was available
+    assert src(stress["cycles"], "module") == 100
+    assert src(stress["failed"], "module") == 0
+    assert src(stress["dmesg-warnings"], "module") == 0
+    leak = stress["kmemleak"]
+    assert src(leak, "module") == 0 and leak["agree"] is True   # kmemleak was available
 
 
 @pytest.mark.parametrize("variant,arg13", [("exports", False), ("kallsyms", False),
@@ -325,13 +329,13 @@ def test_bpf_thirteenth_argument(ab_run, variant, arg13):
     """Seed patch 2: the literal port keeps argument 13 unreadable; bpf13 completes it."""
     _, runs = ab_run
     bpf = {x["key"]: x for x in variant_report(runs, variant)["values"] if x["kind"] == "bpf"}
-    assert bpf["raw_tp reads argument 12"]["module"] == "ok"
-    assert (bpf["raw_tp reads argument 13"]["module"] == "ok") is arg13
+    assert src(bpf["arg12/readable"], "module") == "ok"
+    assert (src(bpf["arg13/readable"], "module") == "ok") is arg13
     if not arg13:
         # the verifier's ctx bound: offset 96 is past 12 u64 arguments
-        assert "invalid_bpf_context_access_off=96" in bpf["raw_tp reads argument 13"]["verifier"]
+        assert "invalid_bpf_context_access_off=96" in bpf["arg13/readable"]["info"]["verifier"]
     if variant in ("exports", "bpf13"):
-        assert bpf["argument 1 is &global_wb_domain"]["agree"] is True
+        assert bpf["arg12/arg1-domain"]["agree"] is True
 
 
 def test_leak_check_can_fail(tmp_path):
@@ -341,5 +345,5 @@ def test_leak_check_can_fail(tmp_path):
     assert p.returncode == 1, p.stderr[-2000:]
     v = variant_report(tmp_path, "debug")
     bad = [x for x in v["values"] if x["agree"] is False]
-    assert [x["key"] for x in bad] == ["kmemleak objects with ksymlab frames"]
-    assert bad[0]["module"] >= 1
+    assert [x["key"] for x in bad] == ["kmemleak"]
+    assert src(bad[0], "module") >= 1

@@ -8,20 +8,24 @@ from harness.errors import HarnessError
 
 
 @pytest.fixture
-def patches(tmp_path, monkeypatch):
+def patches(tmp_path):
     root = tmp_path / "patches"
     shutil.copytree(paths.REPO / "patches", root)
-    monkeypatch.setenv("KSYMLAB_PATCHES", str(root))
     return root
+
+
+def known(patches):
+    """Every built-in variant, reading its series from the copy `patches`."""
+    return {v.name: v for v in variants.select(list(variants.VARIANTS), patches)}
 
 
 def test_key_is_stable_and_tracks_series(patches, tmp_path):
     tarball = tmp_path / "linux.tar.xz"
     tarball.write_bytes(b"not really a tarball")
-    v = variants.VARIANTS["exports"]
+    v = known(patches)["exports"]
     k1 = kernel.tree_key(v, tarball)
     assert k1 == kernel.tree_key(v, tarball)
-    assert k1 != kernel.tree_key(variants.VARIANTS["kallsyms"], tarball)
+    assert k1 != kernel.tree_key(known(patches)["kallsyms"], tarball)
     patch = patches / "exports" / (patches / "exports" / "series").read_text().split()[0]
     patch.write_text(patch.read_text() + "\n")
     assert kernel.tree_key(v, tarball) != k1
@@ -44,7 +48,7 @@ def test_missing_tarball_is_an_extract_error(tmp_path):
 def test_series_naming_a_missing_patch(patches, tmp_path):
     (patches / "exports" / "series").write_text("0099-does-not-exist.patch\n")
     with pytest.raises(HarnessError) as e:
-        variants.VARIANTS["exports"].patches()
+        known(patches)["exports"].patches()
     assert e.value.step == "patch" and "0099-does-not-exist.patch" in e.value.message
 
 
@@ -67,10 +71,8 @@ def test_unknown_variant_is_usage_error():
 # Derived builds: which cached tree a variant may start from.
 
 @pytest.fixture
-def cache(tmp_path, monkeypatch):
-    root = tmp_path / "cache"
-    monkeypatch.setenv("KSYMLAB_CACHE", str(root))
-    return root
+def cache(tmp_path):
+    return tmp_path / "cache"
 
 
 @pytest.fixture
@@ -91,61 +93,61 @@ def fake_tree(cache, variant, tarball, complete=True):
 
 
 def test_base_is_longest_cached_prefix(patches, cache, tarball):
-    V = variants.VARIANTS
+    V = known(patches)
     stock = fake_tree(cache, V["stock"], tarball)
     exports = fake_tree(cache, V["exports"], tarball)
-    base = kernel.find_base(V["bpf13"], tarball)
+    base = kernel.find_base(V["bpf13"], tarball, cache)
     assert (base.key, base.variant, base.n_patches) == (exports, "exports", 7)
     assert base.src == cache / "trees" / exports / "linux"
-    base = kernel.find_base(V["kallsyms"], tarball)
+    base = kernel.find_base(V["kallsyms"], tarball, cache)
     assert (base.key, base.n_patches) == (stock, 0)
-    assert kernel.find_base(V["stock"], tarball) is None      # no proper prefix of nothing
+    assert kernel.find_base(V["stock"], tarball, cache) is None      # no proper prefix of nothing
     # a variant is never its own base
-    assert kernel.find_base(V["exports"], tarball).key == stock
+    assert kernel.find_base(V["exports"], tarball, cache).key == stock
 
 
 def test_incomplete_tree_is_never_a_base(patches, cache, tarball):
-    V = variants.VARIANTS
+    V = known(patches)
     stock = fake_tree(cache, V["stock"], tarball)
     fake_tree(cache, V["exports"], tarball, complete=False)
-    assert kernel.find_base(V["bpf13"], tarball).key == stock
+    assert kernel.find_base(V["bpf13"], tarball, cache).key == stock
     (cache / "trees" / stock / "manifest.json").unlink()
-    assert kernel.find_base(V["bpf13"], tarball) is None
+    assert kernel.find_base(V["bpf13"], tarball, cache) is None
 
 
 def test_different_fragments_or_tarball_never_a_base(patches, cache, tarball, tmp_path):
-    V = variants.VARIANTS
+    V = known(patches)
     fake_tree(cache, V["stock"], tarball)
     fake_tree(cache, V["exports"], tarball)
     # debug has the exports series but adds debug.config: neither tree fits
-    assert kernel.find_base(V["debug"], tarball) is None
+    assert kernel.find_base(V["debug"], tarball, cache) is None
     other = tmp_path / "other.tar.xz"
     other.write_bytes(b"another tarball")
-    assert kernel.find_base(V["bpf13"], other) is None
+    assert kernel.find_base(V["bpf13"], other, cache) is None
     # a stock tree with debug's fragments is a base for debug
     stock_debug = variants.Variant("stock", "kprobe", "", series_name="stock",
-                                   fragments=V["debug"].fragments)
+                                   fragments=V["debug"].fragments, patches_root=patches)
     key = fake_tree(cache, stock_debug, tarball)
-    assert kernel.find_base(V["debug"], tarball).key == key
+    assert kernel.find_base(V["debug"], tarball, cache).key == key
 
 
 def test_no_base_when_remaining_patch_touches_kconfig(patches, cache, tarball):
-    V = variants.VARIANTS
+    V = known(patches)
     fake_tree(cache, V["exports"], tarball)
     extra = patches / "bpf13" / "0009-kconfig.patch"
     extra.write_text("diff --git a/kernel/bpf/Kconfig b/kernel/bpf/Kconfig\n"
                      "--- a/kernel/bpf/Kconfig\n+++ b/kernel/bpf/Kconfig\n")
     series = patches / "bpf13" / "series"
     series.write_text(series.read_text() + "0009-kconfig.patch\n")
-    assert kernel.find_base(V["bpf13"], tarball) is None
+    assert kernel.find_base(V["bpf13"], tarball, cache) is None
     assert kernel._config_inputs_touched([extra]) == ["kernel/bpf/Kconfig"]
     assert kernel._config_inputs_touched(V["exports"].patches()) == []
 
 
 def test_build_order_puts_bases_first(patches):
-    order = kernel.build_order(variants.select(variants.DEFAULT))
+    order = kernel.build_order(variants.select(variants.DEFAULT, patches))
     assert [v.name for v in order] == ["stock", "kallsyms", "exports", "bpf13"]
-    order = kernel.build_order(variants.select(["bpf13", "debug", "exports"]))
+    order = kernel.build_order(variants.select(["bpf13", "debug", "exports"], patches))
     assert [v.name for v in order] == ["debug", "exports", "bpf13"]
 
 

@@ -16,7 +16,7 @@ SERIES = ["exports", "kallsyms", "bpf13"]
 @pytest.fixture(scope="module")
 def tree():
     """A built tree from the cache (extracted tarball, no .git: checkpatch's usual setting)."""
-    return kernel.prepare(variants.VARIANTS["stock"])
+    return kernel.prepare(variants.VARIANTS["stock"], paths.cache_root(), paths.default_tarball())
 
 
 def checkpatch(tree, *args):
@@ -59,9 +59,9 @@ def pristine(tmp_path_factory):
     for s in SERIES:
         files |= touched_files(variants.VARIANTS[s].patches())
     out = tmp_path_factory.mktemp("pristine")
-    top = subprocess.run(["tar", "-tf", str(paths.KERNEL_TARBALL)], capture_output=True,
+    top = subprocess.run(["tar", "-tf", str(paths.default_tarball())], capture_output=True,
                          text=True, check=True).stdout.split("/", 1)[0]
-    subprocess.run(["tar", "-xf", str(paths.KERNEL_TARBALL), "-C", str(out),
+    subprocess.run(["tar", "-xf", str(paths.default_tarball()), "-C", str(out),
                     "--strip-components=1", *[f"{top}/{f}" for f in sorted(files)]], check=True)
     return out
 

@@ -1,33 +1,46 @@
 import json
+import threading
+from dataclasses import FrozenInstanceError, replace
+
+import pytest
 
 from harness import report
+from harness.checks import Check, StepError, VariantResult
+from harness.run import Board
+
+SYMBOL = Check("symbol", "task_prio", {"module": "0x1", "gdb": "0x1"}, True,
+               info={"method": "export"})
 
 
-def rep(agree_values=(True, None)):
-    values = [{"kind": "prio", "key": f"pid {i}", "comm": "x", "module": 20, "gdb": 20,
-               "agree": a} for i, a in enumerate(agree_values, 1)]
-    ok = all(a is not False for a in agree_values)
-    return {"run_id": "r1", "tarball": "t", "variants": {
-        "exports": {"description": "d", "module_mode": "exports", "verdict": "pass" if ok
-                    else "fail", "error": None, "notes": [],
-                    "symbols": [{"name": "task_prio", "method": "export", "module_addr": "0x1",
-                                 "gdb_addr": "0x1", "agree": True}],
-                    "values": values,
-                    "counts": {"symbols": 1, "symbols_agree": 1, "values": len(values),
-                               "values_agree": sum(a is True for a in agree_values)}}}}
+def prio(i, agree=True, module=20, scenario=None):
+    sources = {"module": module, "gdb": 20}
+    if scenario is not None:
+        sources["scenario"] = scenario
+    return Check("prio", f"pid {i}", sources, agree, info={"comm": "x", "pid": i})
+
+
+def result(name="exports", values=None, symbols=(SYMBOL,), **kw):
+    values = values if values is not None else [prio(1), prio(2, agree=None)]
+    return VariantResult(name, "d", "exports" if name != "kallsyms" else "kallsyms",
+                         symbols=tuple(symbols), values=tuple(values), **kw)
+
+
+def write(tmp_path, *results):
+    rep = report.assemble({"run_id": "r1", "tarball": "t"}, {r.name: r for r in results},
+                          [r.name for r in results])
+    report.write_all(tmp_path, rep)
+    return rep
 
 
 def test_ktap_marks_unchecked_as_skip_and_failures_as_not_ok(tmp_path):
-    r = rep()
-    report.write_all(tmp_path, r)
+    write(tmp_path, result())
     ktap = (tmp_path / "report.ktap").read_text().splitlines()
     assert ktap[:5] == ["KTAP version 1", "1..1", "  KTAP version 1", "  # Subtest: exports",
                         "  1..3"]
     assert ktap[5] == "  ok 1 symbol task_prio export"
     assert ktap[7] == "  ok 3 prio pid 2 x # SKIP no oracle"
     assert ktap[8] == "ok 1 exports"
-    bad = rep((True, False))
-    report.write_all(tmp_path, bad)
+    write(tmp_path, result(values=[prio(1), prio(2, agree=False)]))
     ktap = (tmp_path / "report.ktap").read_text().splitlines()
     assert "  not ok 3 prio pid 2 x" in ktap and "not ok 1 exports" in ktap
     data = json.loads((tmp_path / "report.json").read_text())
@@ -37,11 +50,9 @@ def test_ktap_marks_unchecked_as_skip_and_failures_as_not_ok(tmp_path):
 
 
 def test_error_step_is_reported(tmp_path):
-    r = rep()
-    r["variants"]["exports"].update(verdict="fail", error={
-        "step": "panic", "message": "Kernel panic - not syncing: x", "exit_status": 31,
-        "log": "/x/console.log", "excerpt": "line before\nKernel panic - not syncing: x"})
-    report.write_all(tmp_path, r)
+    err = StepError("panic", "Kernel panic - not syncing: x", 31, "panic", "/x/console.log",
+                    "line before\nKernel panic - not syncing: x")
+    write(tmp_path, result(error=err))
     md = (tmp_path / "report.md").read_text()
     assert "step `panic` failed (exit 31)" in md and "line before" in md
     assert "not ok 4 step panic: Kernel panic - not syncing: x" in \
@@ -49,55 +60,103 @@ def test_error_step_is_reported(tmp_path):
 
 
 def two_variants(kallsyms_prio=20, kallsyms_dev="1:0 100"):
-    r = rep((True, True))
-    a = r["variants"]["exports"]
-    a["values"].append({"kind": "blockdev", "key": "ram0", "module": "1:0 100",
-                        "sysfs": "1:0 100", "agree": True})
-    b = json.loads(json.dumps(a))
-    b["module_mode"] = "kallsyms"
-    b["values"][0]["module"] = kallsyms_prio
-    b["values"][0]["scenario"] = kallsyms_prio
-    a["values"][0]["scenario"] = 20
-    b["values"][2]["module"] = kallsyms_dev
-    b["symbols"][0].update(method="kallsyms", module_addr="0x2", gdb_addr="0x2")
-    b["kaslr"] = {"enabled": True, "slide": "0x2a00000"}
-    r["variants"]["kallsyms"] = b
-    return r
+    dev = Check("blockdev", "ram0", {"module": "1:0 100", "sysfs": "1:0 100"}, True)
+    a = result(values=[prio(1, scenario=20), prio(2), dev])
+    b = result("kallsyms", values=[prio(1, module=kallsyms_prio, scenario=kallsyms_prio),
+                                   prio(2), replace(dev, sources={"module": kallsyms_dev,
+                                                                  "sysfs": kallsyms_dev})],
+               symbols=[replace(SYMBOL, sources={"module": "0x2", "gdb": "0x2"},
+                                info={"method": "kallsyms"})],
+               facts={"kaslr": {"enabled": True, "slide": "0x2a00000"}})
+    return a, b
 
 
 def test_a_table_per_kind_with_a_column_per_variant_and_oracle(tmp_path):
-    r = two_variants()
-    report.write_all(tmp_path, r)
+    r = write(tmp_path, *two_variants())
     md = (tmp_path / "report.md").read_text()
     assert not any(x["flagged"] for x in r["across"])
+    # (the seed rows fail: this fake run has none of their evidence)
     assert report.overall_verdict(r["variants"], [], r["across"]) == "pass"
     assert ("| key | exports: module | exports: gdb | exports: scenario | exports: agree | "
             "kallsyms: module | kallsyms: gdb | kallsyms: scenario | kallsyms: agree |") in md
     assert ("| task_prio | export | 0x1 | 0x1 | yes | kallsyms | 0x2 | 0x2 | yes |") in md
     # the summary states the slide of the KASLR variant
-    assert "| kallsyms | kallsyms | 1/1 | 3 | 3 | 0 | 0 |  | 0x2a00000 | pass |" in md
+    assert "| kallsyms | kallsyms | 1/1 | 4 | 4 | 0 | 0 |  | 0x2a00000 | pass |" in md
     assert "| block devices (name, dev, sectors) | ram0 1:0 100 | ram0 1:0 100 | yes |" in md
 
 
 def test_a_difference_that_must_not_exist_is_flagged_and_fails(tmp_path):
-    r = two_variants(kallsyms_dev="1:0 200")
-    report.write_all(tmp_path, r)
+    r = write(tmp_path, *two_variants(kallsyms_dev="1:0 200"))
     assert report.overall_verdict(r["variants"], [], r["across"]) == "fail"
     flagged = [x["what"] for x in r["across"] if x["flagged"]]
     assert flagged == ["block devices (name, dev, sectors)"]
     assert "**NO, flagged**" in (tmp_path / "report.md").read_text()
     # a difference that is expected is explained, not flagged
-    r = two_variants()
-    report.write_all(tmp_path, r)
-    addr = [x for x in r["across"] if x["what"] == "resolved kernel addresses"][0]
+    r = write(tmp_path, *two_variants())
+    addr = [x for x in r["across"] if x["id"] == "symbol-addresses"][0]
     assert addr["identical"] is False and not addr["flagged"] and "vmlinux" in addr["why"]
 
 
+def test_a_must_match_row_missing_from_one_variant_is_flagged(tmp_path):
+    a, b = two_variants()
+    b = replace(b, values=tuple(v for v in b.values if v.kind != "blockdev"))
+    r = write(tmp_path, a, b)
+    row = [x for x in r["across"] if x["id"] == "blockdevs"][0]
+    assert row["flagged"] and "kallsyms has no such rows" in row["why"]
+    assert report.overall_verdict(r["variants"], [], r["across"]) == "fail"
+
+
 def test_fault_verdict_in_summary(tmp_path):
-    r = rep()
-    r["variants"]["exports"].update(verdict="fail", error={
-        "step": "reboot", "verdict": "reboot", "message": "unexpected reboot",
-        "exit_status": 37, "log": None, "excerpt": "reboot: Restarting system"})
-    report.write_all(tmp_path, r)
+    err = StepError("reboot", "unexpected reboot", 37, "reboot", None,
+                    "reboot: Restarting system")
+    write(tmp_path, result(error=err))
     md = (tmp_path / "report.md").read_text()
     assert "| **reboot** |" in md and "reboot: Restarting system" in md
+
+
+def test_results_cannot_change_once_published():
+    r = result()
+    with pytest.raises(FrozenInstanceError):
+        r.verdict = "pass"
+    with pytest.raises(TypeError):
+        r.values[0].sources["module"] = 21          # a read-only mapping
+    with pytest.raises(TypeError):
+        r.timings["boot"] = 1.0
+
+
+def test_report_writer_never_sees_a_result_being_filled(tmp_path):
+    """Workers publish while a writer assembles and writes again and again: every
+    assembled report is one of the published states, and nothing raises
+    "dictionary changed size during iteration"."""
+    board = Board()
+    names = [f"v{i}" for i in range(8)]
+    errors = []
+    stop = threading.Event()
+
+    def worker(name):
+        for n in range(40):
+            board.publish(result(name, values=[prio(i) for i in range(1, 30 + n % 3)]))
+
+    def writer():
+        try:
+            while not stop.is_set():
+                snap = board.snapshot()
+                rep = report.assemble({"run_id": "r", "tarball": "t"}, snap, names)
+                # every variant in a snapshot is complete: its counts match its rows
+                for v in rep["variants"].values():
+                    assert v["counts"]["values"] == len(v["values"])
+                report.write_all(tmp_path, rep)
+        except Exception as e:          # noqa: BLE001 - the test reports any failure
+            errors.append(e)
+
+    w = threading.Thread(target=writer)
+    w.start()
+    threads = [threading.Thread(target=worker, args=(n,)) for n in names]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    stop.set()
+    w.join()
+    assert errors == []
+    assert sorted(board.snapshot()) == names

@@ -16,7 +16,8 @@ pytestmark = pytest.mark.e2e
 @pytest.fixture(scope="module")
 def trees():
     ensure_built()
-    return {n: kernel.prepare(variants.VARIANTS[n]) for n in ("exports", "stock")}
+    return {n: kernel.prepare(variants.VARIANTS[n], paths.cache_root(), paths.default_tarball())
+            for n in ("exports", "stock")}
 
 
 def module_copy(dest):

@@ -1,0 +1,135 @@
+"""Typed, immutable results: a Check per compared value, a VariantResult per variant.
+
+A Check is selected by its id, "<kind>:<key>", never by its display label:
+seeds.py and crossvariant.py name the ids they need, so renaming a label
+cannot drop a check. The columns a report shows are the keys of `sources`.
+"""
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Mapping, Optional
+
+
+def frozen(mapping):
+    """A read-only copy of `mapping`, so a published result cannot change."""
+    return MappingProxyType(dict(mapping or {}))
+
+
+def _plain(x):
+    """JSON-ready copy of nested read-only mappings and tuples."""
+    if isinstance(x, Mapping):
+        return {k: _plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_plain(v) for v in x]
+    return x
+
+
+@dataclass(frozen=True)
+class Check:
+    kind: str
+    key: str                        # stable within its kind; seeds and rules select by it
+    sources: Mapping[str, Any]      # source name -> value it gave (None: it gave none)
+    agree: Optional[bool]           # None: no oracle covers the value
+    info: Mapping[str, Any] = field(default_factory=dict)   # describes, never compared
+    reason: Optional[str] = None    # why this row may differ or degrade
+    label: Optional[str] = None     # display text, defaults to the key
+
+    def __post_init__(self):
+        object.__setattr__(self, "sources", frozen(self.sources))
+        object.__setattr__(self, "info", frozen(self.info))
+
+    @property
+    def id(self):
+        return f"{self.kind}:{self.key}"
+
+    def get(self, source):
+        return self.sources.get(source)
+
+    def to_json(self):
+        return {"id": self.id, "kind": self.kind, "key": self.key,
+                "label": self.label or self.key, "info": _plain(self.info),
+                "sources": _plain(self.sources), "agree": self.agree, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class StepError:
+    """A step that failed: its exit status and, for a guest fault, the console excerpt."""
+    step: str
+    message: str
+    exit_status: int
+    verdict: str                    # panic, oops, warning, hang, reboot, timeout, ... or error
+    log: Optional[str] = None
+    excerpt: Optional[str] = None
+
+    def to_json(self):
+        out = {"step": self.step, "message": self.message, "exit_status": self.exit_status,
+               "log": self.log, "verdict": self.verdict}
+        if self.excerpt:
+            out["excerpt"] = self.excerpt
+        return out
+
+
+@dataclass(frozen=True)
+class VariantResult:
+    """What one variant's run produced; built once, then only read."""
+    name: str
+    description: str
+    module_mode: str
+    series: tuple = ()
+    tree_key: Optional[str] = None
+    symbols: tuple = ()             # Check rows of kind "symbol"
+    values: tuple = ()              # every other Check row
+    samplers: Mapping[str, Any] = field(default_factory=dict)
+    notes: tuple = ()
+    guest_errors: tuple = ()
+    timings: Mapping[str, float] = field(default_factory=dict)
+    error: Optional[StepError] = None
+    facts: Mapping[str, Any] = field(default_factory=dict)  # accel, kaslr, guest_kernel, ...
+
+    def __post_init__(self):
+        for name in ("samplers", "timings", "facts"):
+            object.__setattr__(self, name, frozen(getattr(self, name)))
+        for name in ("series", "symbols", "values", "notes", "guest_errors"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+
+    def rows(self):
+        return self.symbols + self.values
+
+    def by_id(self):
+        return {c.id: c for c in self.rows()}
+
+    def of_kind(self, kind):
+        return [c for c in self.values if c.kind == kind]
+
+    @property
+    def ran(self):
+        """The guest ran and was compared (a failed step may have none)."""
+        return self.error is None and bool(self.values)
+
+    @property
+    def counts(self):
+        rows = self.rows()
+        return {"symbols": len(self.symbols),
+                "symbols_agree": sum(c.agree is True for c in self.symbols),
+                "values": len(self.values),
+                "values_agree": sum(c.agree is True for c in self.values),
+                "unchecked": sum(c.agree is None for c in rows)}
+
+    @property
+    def verdict(self):
+        ok = (self.error is None and bool(self.symbols) and bool(self.values)
+              and not self.guest_errors
+              and all(c.agree is not False for c in self.rows()))
+        return "pass" if ok else "fail"
+
+    def to_json(self):
+        out = {"description": self.description, "module_mode": self.module_mode,
+               "series": list(self.series), "tree_key": self.tree_key,
+               "verdict": self.verdict,
+               "error": self.error.to_json() if self.error else None,
+               "symbols": [c.to_json() for c in self.symbols],
+               "values": [c.to_json() for c in self.values],
+               "samplers": _plain(self.samplers), "notes": list(self.notes),
+               "counts": self.counts, "timings": _plain(self.timings)}
+        out.update(_plain(self.facts))
+        return out
