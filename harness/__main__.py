@@ -1,23 +1,41 @@
 """Command line: python3 -m harness {run,build} [options]."""
 
 import argparse
+import os
 import signal
 import sys
+import tempfile
 import traceback
+from pathlib import Path
 
-from . import kernel, variants
+from . import kernel, proc, variants
 from .errors import EXIT, HarnessError
 from .options import RunOptions
 from .run import run
 
 
 def _terminate(signum, frame):
-    # Unwind like Ctrl-C so QEMU and gdb are stopped by their context managers.
+    # Every worker's wait loop sees STOP and ends its child's process group;
+    # the main thread unwinds so QEMU and gdb are stopped by their context managers.
+    proc.STOP.set()
     raise KeyboardInterrupt
+
+
+def _internal_error(e):
+    """A bug in the harness: the traceback goes to a file, the terminal gets one line."""
+    log = Path(tempfile.gettempdir()) / f"ksymlab-internal-error-{os.getpid()}.log"
+    try:
+        log.write_text(traceback.format_exc())
+        where = f" (traceback: {log})"
+    except OSError:
+        where = ""
+    print(f"ksymlab: internal error: {type(e).__name__}: {e}{where}", file=sys.stderr)
+    return 70
 
 
 def main(argv=None):
     signal.signal(signal.SIGTERM, _terminate)
+    signal.signal(signal.SIGINT, _terminate)
     ap = argparse.ArgumentParser(prog="python3 -m harness",
                                  description="ksymlab: does a tracer work without kallsyms?")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -76,12 +94,12 @@ def main(argv=None):
         print(err.one_line(), file=sys.stderr)
         return err.exit_status
     except KeyboardInterrupt:
-        print("ksymlab: interrupted", file=sys.stderr)
+        proc.STOP.set()
+        print("ksymlab: interrupted (every build, guest and gdb of this run stopped; "
+              "the next run redoes the unfinished steps)", file=sys.stderr)
         return 130
-    except Exception as e:      # a bug in the harness: keep the traceback, end with one line
-        traceback.print_exc()
-        print(f"ksymlab: internal error: {type(e).__name__}: {e}", file=sys.stderr)
-        return 70
+    except Exception as e:      # noqa: BLE001 - a bug in the harness
+        return _internal_error(e)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ import time
 
 from . import paths
 from .errors import HarnessError
+from .proc import check_stop, stop_group
 from .progress import say
 
 VERIFY_SCRIPT = "ksymlab_verify.py"
@@ -71,12 +72,13 @@ class GdbSession:
         try:
             self.proc = subprocess.Popen(gdb_argv(self.tree, self.slide), stdout=self._logf,
                                          stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                         env=env)
+                                         env=env, start_new_session=True)
         except FileNotFoundError as e:
             raise HarnessError("deps", "gdb not found; install the gdb package") from e
         while not self.armed_file.exists():
             if self.proc.poll() is not None:
                 self._fail(f"gdb exited {self.proc.returncode} before it set the breakpoint")
+            self._check_stop()
             if time.monotonic() - self.started > self.timeout:
                 self._fail(f"gdb did not set the breakpoint within {self.timeout} s")
             time.sleep(0.05)
@@ -84,12 +86,13 @@ class GdbSession:
 
     def finish(self):
         """Wait for gdb to read the snapshot and detach; return its JSON result."""
-        left = max(1.0, self.timeout - (time.monotonic() - self.started))
-        try:
-            self.proc.wait(timeout=left)
-        except subprocess.TimeoutExpired:
-            self._fail(f"gdb did not finish within {self.timeout} s "
-                       "(the guest never reached the snapshot?)")
+        end = self.started + self.timeout
+        while self.proc.poll() is None:
+            if time.monotonic() > end:
+                self._fail(f"gdb did not finish within {self.timeout} s "
+                           "(the guest never reached the snapshot?)")
+            self._check_stop()
+            time.sleep(0.05)
         self._logf.flush()
         if not self.out_file.exists():
             self._fail(f"gdb exited {self.proc.returncode} without a result")
@@ -102,15 +105,21 @@ class GdbSession:
                    "from guest memory at the snapshot")
         return result
 
+    def _check_stop(self):
+        try:
+            check_stop("gdb")
+        except HarnessError:
+            self.close()
+            raise
+
     def _fail(self, fallback):
         self.close()
         text = self.log.read_text(errors="replace") if self.log.exists() else ""
         raise HarnessError("gdb", _gdb_problem(text) or fallback, self.log)
 
     def close(self):
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
+        if self.proc is not None:
+            stop_group(self.proc, grace=0)
         if self._logf is not None:
             self._logf.close()
             self._logf = None

@@ -22,7 +22,7 @@ from pathlib import Path
 from . import paths
 from .digest import file_digest
 from .errors import HarnessError
-from .proc import run_logged
+from .proc import discard, run_logged
 from .progress import say
 
 # Bump when the recipe below changes in a way that changes the built tree.
@@ -364,8 +364,8 @@ def prepare(variant, cache, tarball, index=1, total=1):
             say("kernel", f"{label}: cached tree {key}")
             return tree
         if root.exists():
-            say("kernel", f"{label}: removing incomplete tree {key}")
-            shutil.rmtree(root)
+            say("kernel", f"{label}: removing incomplete tree {key} (an earlier build stopped)")
+            discard(root)
         root.mkdir(parents=True)
         env = _make_env(cache)
         start = time.monotonic()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from . import paths
 from .errors import HarnessError
-from .proc import run_logged
+from .proc import discard, run_logged
 from .progress import say
 
 KO_NAME = "ksymlab_probe.ko"
@@ -44,7 +44,7 @@ def build(tree, mode, cache, src_dir=None):
             say("module", f"{tree.variant}: cached {mode} module {key}")
             return ko
         if out.exists():
-            shutil.rmtree(out)
+            discard(out)            # an earlier build of this key stopped half way
         out.mkdir()
         # Kbuild writes objects next to the sources: build in a copy, never in the repo.
         for f in _sources(src_dir):

@@ -1,11 +1,23 @@
 """Run host commands with their output kept in a log file."""
 
 import os
+import shutil
 import signal
 import subprocess
+import threading
 import time
+from pathlib import Path
 
 from .errors import HarnessError
+
+# Set on Ctrl-C or SIGTERM: every wait loop of every worker thread ends its
+# child's process group and raises, and no new guest or build starts.
+STOP = threading.Event()
+
+
+def check_stop(step):
+    if STOP.is_set():
+        raise HarnessError(step, "interrupted")
 
 
 def _tail(log, n=5):
@@ -26,6 +38,7 @@ def run_logged(step, argv, log, cwd=None, env=None, beat=None, beat_every=20.0, 
     with open(log, "ab") as out:
         out.write(("$ " + " ".join(str(a) for a in argv) + "\n").encode())
         out.flush()
+        check_stop(step)
         try:
             p = subprocess.Popen([str(a) for a in argv], cwd=cwd, env=env, stdout=out,
                                  stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -33,14 +46,17 @@ def run_logged(step, argv, log, cwd=None, env=None, beat=None, beat_every=20.0, 
         except OSError as e:
             raise HarnessError(step, f"cannot run {argv[0]}: {e.strerror}", log) from e
         try:
+            next_beat = start + beat_every
             while True:
                 try:
-                    rc = p.wait(timeout=beat_every)
+                    rc = p.wait(timeout=0.5)
                     break
                 except subprocess.TimeoutExpired:
+                    check_stop(step)
                     if timeout and time.monotonic() - start > timeout:
                         raise HarnessError(step, f"{argv[0]} took longer than {timeout} s", log)
-                    if beat:
+                    if beat and time.monotonic() >= next_beat:
+                        next_beat += beat_every
                         beat(log)
         finally:
             # The child leads its own process group: stop the whole group
@@ -78,3 +94,19 @@ def stop_group(p, grace=5.0):
             if p.poll() is not None and not _group_alive(pgid):
                 return
             time.sleep(0.05)
+
+
+def discard(path):
+    """Remove the directory `path` of an incomplete step.
+
+    It is first renamed aside, so a new attempt can use the name at once even
+    if something of an earlier, killed run still held a file open there;
+    leftovers of earlier discards beside it are swept on the way.
+    """
+    path = Path(path)
+    parent = path.parent
+    if path.exists() or path.is_symlink():
+        trash = parent / f".trash-{path.name}-{os.getpid()}-{time.monotonic_ns()}"
+        os.rename(path, trash)
+    for old in parent.glob(".trash-*"):
+        shutil.rmtree(old, ignore_errors=True)

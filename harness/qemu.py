@@ -12,6 +12,7 @@ from pathlib import Path
 import pexpect
 
 from .errors import HarnessError
+from .proc import check_stop
 from .progress import say
 
 READY = "KSYMLAB-READY"
@@ -103,6 +104,7 @@ class QemuSession:
         self.close()
 
     def start(self):
+        check_stop("boot")
         if shutil.which("qemu-system-x86_64") is None:
             raise HarnessError("deps", "qemu-system-x86_64 not found; install qemu-system-x86")
         self.accel = "tcg"

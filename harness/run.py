@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 from types import MappingProxyType
 
-from . import addr2line, compare, gdb, guestdata, initramfs, kaslr, kernel, module, report, \
-    symcheck, variants
+from . import addr2line, compare, gdb, guestdata, initramfs, kaslr, kernel, module, proc, \
+    report, symcheck, variants
 from .checks import StepError, VariantResult
 from .errors import HarnessError
 from .progress import say
@@ -251,6 +251,7 @@ def run(names, opts):
                 if err is not None:
                     errors[v.name] = err
         except KeyboardInterrupt:
+            proc.STOP.set()               # builds and gdb in the workers stop their groups
             for f in futures:
                 f.cancel()
             QemuSession.close_all()       # running guests end, so the workers return
