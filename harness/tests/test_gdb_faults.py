@@ -7,23 +7,28 @@ from harness.errors import HarnessError
 
 
 def built_tree():
-    """Any fully built tree in the cache, so gdb has a real vmlinux to load."""
+    """A fully built tree in the cache, so gdb loads a real vmlinux and fails at the attach."""
     for manifest in sorted((paths.cache_root() / "trees").glob("*/manifest.json")):
         return kernel.Tree("cached", manifest.parent.name, manifest.parent,
                            manifest.parent / "linux")
     return None
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(shutil.which("gdb") is None, reason="gdb not installed")
 def test_attach_to_missing_socket(tmp_path):
-    tree = built_tree() or kernel.Tree("fake", "k", tmp_path, tmp_path)
+    tree = built_tree()
+    assert tree is not None, "no built kernel tree in the cache: run `make build` first"
+    sock = tmp_path / "no-such.sock"
     claims = {"symbols": ["task_prio"], "module": "/nonexistent.ko",
               "sections": {".text": 0xffffffffc0000000}, "pageblock_order": 10}
     with pytest.raises(HarnessError) as e:
-        with gdb.GdbSession(tree, tmp_path / "no-such.sock", claims, tmp_path,
-                            timeout=120) as session:
+        with gdb.GdbSession(tree, sock, claims, tmp_path, timeout=120) as session:
             session.start()
     assert e.value.step == "gdb" and e.value.exit_status == 40
+    # the failure is the attach to this socket, not a vmlinux gdb could not load
+    assert e.value.message.startswith(f"ksymlab-gdb: cannot attach to {sock}:"), e.value.message
     assert "No such file or directory" in e.value.message
-    assert (tmp_path / "gdb.log").exists()
+    log = (tmp_path / "gdb.log").read_text()
+    assert "Reading symbols from" in log and "No symbol table" not in log
     assert "\n" not in e.value.one_line()
