@@ -65,18 +65,24 @@ def two_variants(kallsyms_prio=20, kallsyms_dev="1:0 100"):
     return r
 
 
-def test_a_table_per_kind_with_a_column_per_variant_and_oracle(tmp_path):
+def test_a_table_per_kind_with_counts_per_variant_and_the_disagreeing_rows(tmp_path):
     r = two_variants()
     report.write_all(tmp_path, r)
     md = (tmp_path / "report.md").read_text()
     assert not any(x["flagged"] for x in r["across"])
     assert report.overall_verdict(r["variants"], [], r["across"]) == "pass"
-    assert ("| key | exports: module | exports: gdb | exports: scenario | exports: agree | "
-            "kallsyms: module | kallsyms: gdb | kallsyms: scenario | kallsyms: agree |") in md
-    assert ("| task_prio | export | 0x1 | 0x1 | yes | kallsyms | 0x2 | 0x2 | yes |") in md
+    assert "| variant | checks | agree | disagree | unchecked | sources |" in md
+    assert "| kallsyms | 2 | 2 | 0 | 0 | module, gdb, scenario |" in md
+    assert "Disagreements" not in md
     # the summary states the slide of the KASLR variant
-    assert "| kallsyms | kallsyms | 1/1 | 3 | 3 | 0 | 0 |  | 0x2a00000 | pass |" in md
-    assert "| block devices (name, dev, sectors) | ram0 1:0 100 | ram0 1:0 100 | yes |" in md
+    assert "| kallsyms | kallsyms | 1/1 | 3/3 | 0 | 0 | 0x2a00000 | pass |" in md
+    assert "| block devices (name, dev, sectors) | exports | ram0 1:0 100 | yes |  |" in md
+    assert "| block devices (name, dev, sectors) | kallsyms | ram0 1:0 100 | yes |  |" in md
+    r["variants"]["kallsyms"]["values"][1].update(module=21, agree=False)
+    report.write_all(tmp_path, r)
+    md = (tmp_path / "report.md").read_text()
+    assert "| variant | key | module | gdb | agree |" in md
+    assert "| kallsyms | pid 2 (x) | 21 | 20 | **NO** |" in md
 
 
 def test_a_difference_that_must_not_exist_is_flagged_and_fails(tmp_path):
