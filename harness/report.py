@@ -1,8 +1,8 @@
-"""Write the A/B report of one run: report.json, report.md and report.ktap."""
+"""Write the A/B report of one run: report.json, report.md, report.ktap and report.html."""
 
 import json
 
-from . import checks, crossvariant, mdtables, seeds
+from . import checks, crossvariant, mdtables, reporthtml, seeds
 
 
 def overall_verdict(variants, seed_rows=(), across=()):
@@ -22,6 +22,7 @@ def write_all(rundir, report):
     (rundir / "report.json").write_text(json.dumps(report, indent=2, sort_keys=False) + "\n")
     (rundir / "report.md").write_text(markdown(report))
     (rundir / "report.ktap").write_text(ktap(report))
+    (rundir / "report.html").write_text(reporthtml.render(report))
 
 
 def _mark(ok):

@@ -107,3 +107,12 @@ def test_fault_verdict_in_summary(tmp_path):
     report.write_all(tmp_path, r)
     md = (tmp_path / "report.md").read_text()
     assert "| **reboot** |" in md and "reboot: Restarting system" in md
+
+
+def test_write_all_writes_report_html_beside_the_others(tmp_path):
+    report.write_all(tmp_path, two_variants())
+    for name in ("report.json", "report.md", "report.ktap", "report.html"):
+        assert (tmp_path / name).stat().st_size > 0
+    page = (tmp_path / "report.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") and page.count('<figure class="pbmap"') == 0
+    assert "task_prio() of the scenario tasks" in page
