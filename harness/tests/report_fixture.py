@@ -237,3 +237,15 @@ def pageblock(rep, variant_name, key):
         if x["kind"] == "pageblock" and x["key"] == key:
             return x
     raise KeyError(key)
+
+
+def same_pageblocks(rep):
+    """Every variant's pageblocks made those of the first variant (no A/B difference)."""
+    names = list(rep["variants"])
+    first = {x["key"]: x for x in rep["variants"][names[0]]["values"] if x["kind"] == "pageblock"}
+    for n in names[1:]:
+        for x in rep["variants"][n]["values"]:
+            if x["kind"] == "pageblock":
+                x.update(copy.deepcopy({k: first[x["key"]][k]
+                                        for k in ("sources", "agree", "reason")}))
+    return rep
