@@ -92,7 +92,7 @@ def label(c):
 def mt_name(mt):
     if mt is None:
         return "absent"
-    return MIGRATETYPES.get(mt, f"type {mt}")
+    return MIGRATETYPES.get(mt, f"unknown type {mt}")
 
 
 def pageblock_mt(c):

@@ -179,7 +179,8 @@ def _legend(rows_all):
     items = []
     for mt in sorted(set(checks.MIGRATETYPES) & set(range(4)) | set(seen)):
         items.append(f'<span class="sw" style="background:{mt_colour(mt)}"></span>'
-                     f"{ESC(checks.mt_name(mt))} ({mt})")
+                     f"{ESC(checks.mt_name(mt))}"
+                     f"{f' ({mt})' if mt in checks.MIGRATETYPES else ''}")
     items.append(f'<span class="sw" style="background:#fff;border:3px solid '
                  f'{DISAGREE_COLOUR}"></span>module and gdb disagree (lower right half: '
                  f"gdb's type)")
