@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from harness import paths, report, show
+from harness import paths, report, reporthtml, show
 from report_fixture import make_report
 
 
@@ -25,7 +25,6 @@ def runs(tmp_path):
     (rundir / "report.json").write_text(json.dumps(rep, indent=2))
     (rundir / "report.md").write_text(report.markdown(rep))
     (rundir / "report.ktap").write_text(report.ktap(rep))
-    from harness import reporthtml
     (rundir / "report.html").write_text(reporthtml.render(rep))
     for v in rep["variants"]:
         (rundir / v).mkdir()
