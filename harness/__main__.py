@@ -62,10 +62,16 @@ def main(argv=None):
     b.add_argument("--variants", default=",".join(variants.DEFAULT))
     k = sub.add_parser("key", help="print the cache key of each variant")
     k.add_argument("--variants", default=",".join(variants.DEFAULT))
+    s = sub.add_parser("show", help="print a run's summary and disagreements, name its files")
+    s.add_argument("run", nargs="?", help="run directory or run id (default: runs/latest)")
+    s.add_argument("--open", action="store_true", help="print only the report.html path")
     try:
         args = ap.parse_args(argv)
     except SystemExit as e:
         return EXIT["usage"] if e.code else 0
+    if args.cmd == "show":
+        from . import show
+        return show.main(args.run, args.open)
     names = [n for n in args.variants.split(",") if n]
     try:
         if args.cmd == "run":

@@ -1,8 +1,8 @@
-"""Write the A/B report of one run: report.json, report.md and report.ktap."""
+"""Write the A/B report of one run: report.json, report.md, report.ktap and report.html."""
 
 import json
 
-from . import crossvariant, seeds
+from . import crossvariant, mdtables, reporthtml, reportrows, seeds
 
 
 def overall_verdict(variants, seed_rows=(), across=()):
@@ -30,10 +30,11 @@ def assemble(meta, results, order):
 
 
 def write_all(rundir, report):
-    """Write report.json, report.md and report.ktap of an assembled report."""
+    """Write report.json, report.md, report.ktap and report.html of an assembled report."""
     (rundir / "report.json").write_text(json.dumps(report, indent=2, sort_keys=False) + "\n")
     (rundir / "report.md").write_text(markdown(report))
     (rundir / "report.ktap").write_text(ktap(report))
+    (rundir / "report.html").write_text(reporthtml.render(report))
 
 
 def _mark(ok):
@@ -43,7 +44,17 @@ def _mark(ok):
 
 
 def _cell(x):
-    return "" if x is None else str(x).replace("|", "\\|")
+    return "" if x is None else str(x).replace("|", "\\|").replace("\n", " ")
+
+
+def _table(out, head, rows):
+    """A markdown table; report.md keeps every table within mdtables.MAX_COLUMNS."""
+    assert len(head) <= mdtables.MAX_COLUMNS, head
+    out.append("| " + " | ".join(head) + " |")
+    out.append("|" + "---|" * len(head))
+    for r in rows:
+        out.append("| " + " | ".join(_cell(x) for x in r) + " |")
+    out.append("")
 
 
 def _verdict_cell(v):
@@ -52,23 +63,47 @@ def _verdict_cell(v):
     return v.get("verdict", "fail")
 
 
+def _slide(v):
+    k = v.get("kaslr") or {}
+    return (k.get("slide") if k.get("enabled") else "off") if k else ""
+
+
 def _summary(report, out):
     out.append("## Summary")
     out.append("")
-    out.append("| variant | module mode | symbols resolved | values checked | agree "
-               "| disagreements | unchecked | boot s | KASLR slide | verdict |")
-    out.append("|---|---|---|---|---|---|---|---|---|---|")
+    rows = []
     for name, v in report["variants"].items():
         c = v.get("counts", {})
         checked = c.get("symbols", 0) + c.get("values", 0) - c.get("unchecked", 0)
         agree = c.get("symbols_agree", 0) + c.get("values_agree", 0)
-        k = v.get("kaslr") or {}
-        slide = (k.get("slide") if k.get("enabled") else "off") if k else ""
-        out.append(f"| {name} | {v.get('module_mode')} | {c.get('symbols_agree', 0)}/"
-                   f"{c.get('symbols', 0)} | {checked} | {agree} | {checked - agree} | "
-                   f"{c.get('unchecked', 0)} | {_cell((v.get('timings') or {}).get('boot'))} | {slide} | "
-                   f"{_verdict_cell(v)} |")
+        rows.append([name, v.get("module_mode"),
+                     f"{c.get('symbols_agree', 0)}/{c.get('symbols', 0)}",
+                     f"{agree}/{checked}", checked - agree, c.get("unchecked", 0),
+                     _slide(v), _verdict_cell(v)])
+    _table(out, ["variant", "module mode", "symbols resolved", "values agree/checked",
+                 "disagreements", "unchecked", "KASLR slide", "verdict"], rows)
+
+
+TIMING_STEPS = ("module", "initramfs", "boot", "gdb", "guest_rest", "compare")
+
+
+def _timings(report, out):
+    kernel = (report.get("timings") or {}).get("kernel") or {}
+    rows = []
+    for name, v in report["variants"].items():
+        t = v.get("timings") or {}
+        if t or name in kernel:
+            rows.append([name, kernel.get(name)] + [t.get(s) for s in TIMING_STEPS])
+    if not rows:
+        return
+    out.append("## Timings (seconds)")
     out.append("")
+    _table(out, ["variant", "kernel"] + [s.replace("_", " ") for s in TIMING_STEPS], rows)
+    run = report.get("timings") or {}
+    if run.get("guests") is not None or run.get("report") is not None:
+        out.append(f"All guests together: {run.get('guests')} s; the report: "
+                   f"{run.get('report')} s.")
+        out.append("")
 
 
 def _seeds(report, out):
@@ -76,14 +111,14 @@ def _seeds(report, out):
         return
     out.append("## Seed patches")
     out.append("")
-    out.append("| seed | patch | status in the 6.1 port | runtime evidence | checks agree "
-               "| holds |")
-    out.append("|---|---|---|---|---|---|")
+    rows = []
     for r in report["seeds"]:
         holds = "not run" if r["holds"] is None else _mark(r["holds"])
-        out.append(f"| {r['seed']} | {r['title']} | {r['status']} | {r['why']} "
-                   f"({', '.join(r['variants'])}) | {r['agree']}/{r['checks']} | {holds} |")
-    out.append("")
+        rows.append([r["seed"], r["title"], r["status"],
+                     f"{r['why']} ({', '.join(r['variants'])})", f"{r['agree']}/{r['checks']}",
+                     holds])
+    _table(out, ["seed", "patch", "status in the 6.1 port", "runtime evidence", "checks agree",
+                 "holds"], rows)
     out.append("Upstream history and what each port changed: `patches/README.md`.")
     out.append("")
 
@@ -92,93 +127,69 @@ def _across(report, out):
     rows = report.get("across") or []
     if not rows:
         return
-    names = [n for n in report["variants"] if any(n in r["values"] for r in rows)]
     out.append("## Across variants")
     out.append("")
     out.append("Same scenario, programs and machine; only the series differs. Rows that "
-               "must be identical fail the run when they are not.")
+               "must be identical fail the run when they are not. One row per check and "
+               "variant.")
     out.append("")
-    out.append("| what | " + " | ".join(names) + " | identical | why a difference is expected |")
-    out.append("|---|" + "---|" * len(names) + "---|---|")
+    table = []
     for r in rows:
         same = "yes" if r["identical"] else ("**NO, flagged**" if r["flagged"] else "no")
-        out.append(f"| {r['what']} | " + " | ".join(_cell(r["values"].get(n)) for n in names)
-                   + f" | {same} | {_cell(r.get('why'))} |")
+        for i, (name, value) in enumerate(r["values"].items()):
+            table.append([r["what"], name, value, same, r.get("why") if i == 0 else ""])
+    _table(out, ["what", "variant", "value", "identical", "why a difference is expected"],
+           table)
+
+
+# A disagreement table gives each source its own column up to this many
+# sources (variant, key, the sources and agree: at most 7 columns), else
+# one column "sources" with `name=value` pairs.
+MAX_SOURCE_COLUMNS = 4
+
+
+def _kind_section(out, kind, rows_by_variant):
+    """Per variant how many checks of the kind agree, then every row that does not."""
+    out.append(f"### {kind}")
     out.append("")
-
-
-# Descriptive fields worth a column of their own (how a symbol was resolved).
-INFO_COLUMNS = ("method",)
-
-
-def _columns(x):
-    return [c for c in INFO_COLUMNS if c in x["info"]] + list(x["sources"])
-
-
-def _value(x, column):
-    return x["sources"][column] if column in x["sources"] else x["info"].get(column)
-
-
-def _kind_table(out, title, rows_by_variant, label=None):
-    """One table: a row per check, for each variant a column per source and an agree mark."""
-
-    def key_of(x):
-        return x["label"]
-
-    names = [n for n, rows in rows_by_variant.items() if rows]
-    if not names:
+    counts = []
+    for name, rows in rows_by_variant.items():
+        if rows:
+            counts.append([name, len(rows), sum(c["agree"] is True for c in rows),
+                           sum(c["agree"] is False for c in rows),
+                           sum(c["agree"] is None for c in rows),
+                           ", ".join(reportrows.source_names(rows))])
+    _table(out, ["variant", "checks", "agree", "disagree", "unchecked", "sources"], counts)
+    bad = [(n, c) for n, rows in rows_by_variant.items() for c in rows if c["agree"] is False]
+    if not bad:
         return
-    keys, info, cols = [], {}, {}
-    for n in names:
-        for x in rows_by_variant[n]:
-            k = key_of(x)
-            if k not in info:
-                keys.append(k)
-                info[k] = x["info"].get("comm") or ""
-            for c in _columns(x):
-                cols.setdefault(n, [])
-                if c not in cols[n]:
-                    cols[n].append(c)
-    index = {n: {key_of(x): x for x in rows_by_variant[n]} for n in names}
-    out.append(f"### {title}")
+    names = reportrows.source_names([c for _, c in bad])
+    wide = len(names) > MAX_SOURCE_COLUMNS
+    head = ["variant", "key"] + (["sources"] if wide else names) + ["agree"]
+    table = []
+    for n, c in bad:
+        cells = [reportrows.sources_text(c)] if wide else \
+            [reportrows.fmt(c["sources"].get(s)) if s in c["sources"] else "" for s in names]
+        agree = _mark(c["agree"]) + (f": {c['reason']}" if c.get("reason") else "")
+        table.append([n, reportrows.label(c)] + cells + [agree])
+    out.append(f"Disagreements ({len(bad)}):")
     out.append("")
-    head, rule = ["key"], ["---"]
-    for n in names:
-        head += [f"{n}: {label(c) if label else c}" for c in cols.get(n, [])] + [f"{n}: agree"]
-        rule += ["---"] * (len(cols.get(n, [])) + 1)
-    out.append("| " + " | ".join(head) + " |")
-    out.append("|" + "|".join(rule) + "|")
-    for k in keys:
-        cells = [f"{k} ({info[k]})" if info[k] else str(k)]
-        for n in names:
-            x = index[n].get(k)
-            cells += [_cell(_value(x, c)) if x else "" for c in cols.get(n, [])]
-            cells.append(_mark(x["agree"]) if x else "absent")
-        out.append("| " + " | ".join(cells) + " |")
-    out.append("")
-
-
-SOURCE_LABELS = {"gdb": "gdb", "proc_kallsyms": "/proc/kallsyms"}
+    _table(out, head, table)
 
 
 def _by_kind(report, out):
     variants = report["variants"]
     out.append("## Values by kind")
     out.append("")
-    out.append("Each variant has a column per source: `module` is the probe module's text "
-               "output, `memory` its results structure read by gdb, the others are oracles.")
+    out.append("Per kind, how many checks agree in each variant, then every row some source "
+               "disagrees on. `module` is the probe module's text output, `memory` its "
+               "results structure read by gdb, the others are oracles. Every row with every "
+               "source: `report.json`; drawn: `report.html`.")
     out.append("")
-    _kind_table(out, "symbols", {n: v.get("symbols", []) for n, v in variants.items()},
-                lambda c: SOURCE_LABELS.get(c, c))
-    kinds = []
-    for v in variants.values():
-        for x in v.get("values", []):
-            if x["kind"] not in kinds:
-                kinds.append(x["kind"])
-    for kind in kinds:
-        rows = {n: [x for x in v.get("values", []) if x["kind"] == kind]
-                for n, v in variants.items()}
-        _kind_table(out, kind, rows)
+    per_variant = {n: reportrows.of_variant(v) for n, v in variants.items()}
+    for kind in reportrows.kinds(variants):
+        _kind_section(out, kind, {n: [c for c in rows if c["kind"] == kind]
+                                  for n, rows in per_variant.items()})
 
 
 def _details(name, v, out):
@@ -188,14 +199,13 @@ def _details(name, v, out):
                f"`{v.get('guest_kernel')}`, series: {', '.join(v.get('series', [])) or 'none'}.")
     out.append("")
     if v.get("samplers"):
-        out.append("| sampler | available | missing symbol |")
-        out.append("|---|---|---|")
-        for sname, sm in v["samplers"].items():
-            out.append(f"| {sname} | {_mark(sm['available'])} | {sm['missing']} |")
-        out.append("")
-        out.append(f"Symbol resolution at init took {v.get('resolve_ns')} ns (guest clock).")
-        out.append("")
-    failures = [x for x in v.get("symbols", []) + v.get("values", []) if x["agree"] is False]
+        _table(out, ["sampler", "available", "missing symbol"],
+               [[s, _mark(sm["available"]), sm.get("missing")]
+                for s, sm in v["samplers"].items()])
+        if v.get("resolve_ns") is not None:
+            out.append(f"Symbol resolution at init took {v.get('resolve_ns')} ns (guest clock).")
+            out.append("")
+    failures = [c for c in reportrows.of_variant(v) if c["agree"] is False]
     if v.get("error"):
         e = v["error"]
         out.append(f"- **{e.get('verdict', e['step'])}**: step `{e['step']}` failed "
@@ -207,8 +217,10 @@ def _details(name, v, out):
             out.append("```")
             out.append(e["excerpt"])
             out.append("```")
-    for f in failures:
-        out.append(f"- disagreement: `{json.dumps(f, sort_keys=True)}`")
+    for c in failures:
+        why = f" ({c['reason']})" if c.get("reason") else ""
+        out.append(f"- disagreement: {c['kind']} `{reportrows.label(c)}`: "
+                   f"{reportrows.sources_text(c)}{why}")
     for n in v.get("notes", []):
         out.append(f"- note: {n}")
     if not (v.get("error") or failures or v.get("notes")):
@@ -220,12 +232,14 @@ def markdown(report):
     out = [f"# ksymlab A/B report: run {report['run_id']}", ""]
     out.append(f"Verdict: **{report['verdict']}**. Kernel source: `{report.get('tarball')}`; "
                f"scenario `{report.get('scenario')}`; KASLR "
-               f"{'on' if report.get('kaslr') else 'off (nokaslr)'}.")
+               f"{'on' if report.get('kaslr') else 'off (nokaslr)'}. The same report drawn: "
+               "`report.html` (pageblock maps, A/B view, charts).")
     out.append("")
     _summary(report, out)
     _seeds(report, out)
     _across(report, out)
     _by_kind(report, out)
+    _timings(report, out)
     out.append("## Details and failures")
     out.append("")
     for name, v in report["variants"].items():
@@ -241,16 +255,17 @@ def _desc(text):
 def ktap(report):
     lines = ["KTAP version 1", f"1..{len(report['variants'])}"]
     for n, (name, v) in enumerate(report["variants"].items(), 1):
-        checks = [(s["agree"], f"symbol {s['key']} {s['info'].get('method', '')}")
-                  for s in v.get("symbols", [])]
-        checks += [(x["agree"], f"{x['kind']} {x['label']} {x['info'].get('comm', '')}")
-                   for x in v.get("values", [])]
+        results = []
+        for c in reportrows.of_variant(v):
+            info = c.get("info") or {}
+            extra = info.get("method") if c["kind"] == "symbol" else info.get("comm", "")
+            results.append((c["agree"], f"{c['kind']} {c['key']} {extra or ''}"))
         if v.get("error"):
-            checks.append((False, f"step {v['error']['step']}: {v['error']['message']}"))
+            results.append((False, f"step {v['error']['step']}: {v['error']['message']}"))
         lines.append("  KTAP version 1")
         lines.append(f"  # Subtest: {name}")
-        lines.append(f"  1..{len(checks)}")
-        for i, (ok, desc) in enumerate(checks, 1):
+        lines.append(f"  1..{len(results)}")
+        for i, (ok, desc) in enumerate(results, 1):
             if ok is None:
                 lines.append(f"  ok {i} {_desc(desc)} # SKIP no oracle")
             else:

@@ -46,7 +46,7 @@ def test_ktap_marks_unchecked_as_skip_and_failures_as_not_ok(tmp_path):
     data = json.loads((tmp_path / "report.json").read_text())
     assert data["verdict"] == "fail"
     md = (tmp_path / "report.md").read_text()
-    assert "disagreement" in md and "| pid 2 (x) | 20 | 20 | **NO** |" in md
+    assert "disagreement" in md and "| exports | pid 2 (x) | 20 | 20 | **NO** |" in md
 
 
 def test_error_step_is_reported(tmp_path):
@@ -71,18 +71,26 @@ def two_variants(kallsyms_prio=20, kallsyms_dev="1:0 100"):
     return a, b
 
 
-def test_a_table_per_kind_with_a_column_per_variant_and_oracle(tmp_path):
-    r = write(tmp_path, *two_variants())
+def test_a_table_per_kind_with_counts_per_variant_and_the_disagreeing_rows(tmp_path):
+    a, b = two_variants()
+    r = write(tmp_path, a, b)
     md = (tmp_path / "report.md").read_text()
     assert not any(x["flagged"] for x in r["across"])
     # (the seed rows fail: this fake run has none of their evidence)
     assert report.overall_verdict(r["variants"], [], r["across"]) == "pass"
-    assert ("| key | exports: module | exports: gdb | exports: scenario | exports: agree | "
-            "kallsyms: module | kallsyms: gdb | kallsyms: scenario | kallsyms: agree |") in md
-    assert ("| task_prio | export | 0x1 | 0x1 | yes | kallsyms | 0x2 | 0x2 | yes |") in md
+    assert "| variant | checks | agree | disagree | unchecked | sources |" in md
+    assert "| kallsyms | 2 | 2 | 0 | 0 | module, gdb, scenario |" in md
+    assert "Disagreements" not in md
     # the summary states the slide of the KASLR variant
-    assert "| kallsyms | kallsyms | 1/1 | 4 | 4 | 0 | 0 |  | 0x2a00000 | pass |" in md
-    assert "| block devices (name, dev, sectors) | ram0 1:0 100 | ram0 1:0 100 | yes |" in md
+    assert "| kallsyms | kallsyms | 1/1 | 4/4 | 0 | 0 | 0x2a00000 | pass |" in md
+    assert "| block devices (name, dev, sectors) | exports | ram0 1:0 100 | yes |  |" in md
+    assert "| block devices (name, dev, sectors) | kallsyms | ram0 1:0 100 | yes |  |" in md
+    b = replace(b, values=(b.values[0], replace(b.values[1], sources={"module": 21, "gdb": 20},
+                                                agree=False)) + b.values[2:])
+    write(tmp_path, a, b)
+    md = (tmp_path / "report.md").read_text()
+    assert "| variant | key | module | gdb | agree |" in md
+    assert "| kallsyms | pid 2 (x) | 21 | 20 | **NO** |" in md
 
 
 def test_a_difference_that_must_not_exist_is_flagged_and_fails(tmp_path):
@@ -160,3 +168,12 @@ def test_report_writer_never_sees_a_result_being_filled(tmp_path):
     w.join()
     assert errors == []
     assert sorted(board.snapshot()) == names
+
+
+def test_write_all_writes_report_html_beside_the_others(tmp_path):
+    write(tmp_path, *two_variants())
+    for name in ("report.json", "report.md", "report.ktap", "report.html"):
+        assert (tmp_path / name).stat().st_size > 0
+    page = (tmp_path / "report.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") and page.count('<figure class="pbmap"') == 0
+    assert "task_prio() of the scenario tasks" in page

@@ -1,0 +1,93 @@
+"""Report rows as report.json holds them (Check.to_json()), for the renderers and `show`.
+
+A row is {"id", "kind", "key", "label", "info", "sources", "agree", "reason"}:
+`sources` maps each source (module, memory, gdb, scenario, ...) to its value
+or None, `info` describes the row and is never compared.
+"""
+
+# Migratetype numbers of 6.1 (include/linux/mmzone.h); CMA and Isolate exist
+# only on configs with CONFIG_CMA / CONFIG_MEMORY_ISOLATION, unknown numbers
+# are shown as such.
+MIGRATETYPES = {0: "Unmovable", 1: "Movable", 2: "Reclaimable", 3: "HighAtomic",
+                4: "CMA", 5: "Isolate"}
+
+def of_variant(v):
+    """Every check of a variant entry: symbols first, then values, in report order."""
+    return list(v.get("symbols") or []) + list(v.get("values") or [])
+
+
+def kinds(variants):
+    """Kinds in first-seen order over all variants, "symbol" first."""
+    out = []
+    for v in variants.values():
+        for c in of_variant(v):
+            if c["kind"] not in out:
+                out.append(c["kind"])
+    return out
+
+
+def source_names(rows):
+    """Source names of the rows, in first-seen order."""
+    out = []
+    for c in rows:
+        for s in c["sources"]:
+            if s not in out:
+                out.append(s)
+    return out
+
+
+def fmt(value):
+    """A source value as text: None is "-", booleans yes/no."""
+    if value is None:
+        return "-"
+    if value is True:
+        return "yes"
+    if value is False:
+        return "no"
+    return str(value)
+
+
+def sources_text(c):
+    """module=21 memory=21 gdb=21 scenario=25"""
+    return " ".join(f"{k}={fmt(v)}" for k, v in c["sources"].items())
+
+
+def label(c):
+    """The row's label with the descriptive info a reader needs (the comm of a task)."""
+    comm = (c.get("info") or {}).get("comm")
+    text = c.get("label") or c["key"]
+    return f"{text} ({comm})" if comm else text
+
+
+def mt_name(mt):
+    if mt is None:
+        return "absent"
+    return MIGRATETYPES.get(mt, f"unknown type {mt}")
+
+
+def pageblock_mt(c):
+    """The migratetype a pageblock cell shows: the module's, else memory's, else gdb's."""
+    s = c["sources"]
+    for k in ("module", "memory", "gdb_bitmap"):
+        if s.get(k) is not None:
+            return s[k]
+    return None
+
+
+def pageblock_disagrees(c):
+    """Module (text or memory) and gdb's bitmap read disagree, or the check failed."""
+    s = c["sources"]
+    seen = {s[k] for k in ("module", "memory", "gdb_bitmap") if s.get(k) is not None}
+    return len(seen) > 1 or c.get("agree") is False
+
+
+def pageblock_pfn(c):
+    pfn = (c.get("info") or {}).get("pfn")
+    if pfn is None:
+        _, _, tail = c["key"].partition(" pfn ")
+        pfn = int(tail, 16) if tail else None
+    return pfn
+
+
+def pageblock_zone(c):
+    return (c.get("info") or {}).get("zone") or c["key"].partition(" pfn ")[0]
