@@ -33,6 +33,26 @@ def _internal_error(e):
     return 70
 
 
+def _variant_args(p):
+    p.add_argument("--variants", help="comma-separated variants (default: the default "
+                   "variants of the kernel lines; `python3 -m harness variants` lists them)")
+    p.add_argument("--kernel", default="6.1", metavar="LINE[,LINE]",
+                   help="kernel line(s) whose default variants run when --variants is not "
+                   "given (default: %(default)s)")
+    p.add_argument("--variant-file", action="append", default=[], metavar="FILE",
+                   help="a variant defined in FILE (TOML, see variants/README.md); repeatable")
+
+
+def _names(args, opts):
+    if args.variants:
+        return [n for n in args.variants.split(",") if n]
+    lines = tuple(x for x in args.kernel.split(",") if x)
+    names = variants.defaults(opts.known_variants(), lines)
+    if not names:
+        raise HarnessError("usage", f"no default variants for kernel line(s) {args.kernel}")
+    return names
+
+
 def main(argv=None):
     signal.signal(signal.SIGTERM, _terminate)
     signal.signal(signal.SIGINT, _terminate)
@@ -40,8 +60,7 @@ def main(argv=None):
                                  description="ksymlab: does a tracer work without kallsyms?")
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="build, boot, verify and report every variant")
-    r.add_argument("--variants", default=",".join(variants.DEFAULT),
-                   help="comma-separated variants (default: %(default)s)")
+    _variant_args(r)
     r.add_argument("--scenario", help="guest scenario file (default: harness/scenarios/"
                    "default.scenario)")
     r.add_argument("--kvm", action="store_true", help="use KVM when /dev/kvm works (default TCG)")
@@ -59,9 +78,11 @@ def main(argv=None):
     r.add_argument("--jobs", type=int, default=None, metavar="N",
                    help="guests booted at once (default: one per CPU)")
     b = sub.add_parser("build", help="only prepare (extract, patch, configure, build) the kernels")
-    b.add_argument("--variants", default=",".join(variants.DEFAULT))
+    _variant_args(b)
     k = sub.add_parser("key", help="print the cache key of each variant")
-    k.add_argument("--variants", default=",".join(variants.DEFAULT))
+    _variant_args(k)
+    ls = sub.add_parser("variants", help="list the known variants and where each is defined")
+    _variant_args(ls)
     s = sub.add_parser("show", help="print a run's summary and disagreements, name its files")
     s.add_argument("run", nargs="?", help="run directory or run id (default: runs/latest)")
     s.add_argument("--open", action="store_true", help="print only the report.html path")
@@ -72,28 +93,34 @@ def main(argv=None):
     if args.cmd == "show":
         from . import show
         return show.main(args.run, args.open)
-    names = [n for n in args.variants.split(",") if n]
     try:
         if args.cmd == "run":
             opts = RunOptions.from_env(
                 scenario=args.scenario, kvm=args.kvm, append=args.append,
                 runs_root=args.runs_dir, boot_timeout=args.boot_timeout,
                 hang_timeout=args.hang_timeout, insmod_args=args.insmod_args,
-                stress=args.stress, kaslr=args.kaslr, jobs=args.jobs)
-            status, rundir, err = run(names, opts)
+                stress=args.stress, kaslr=args.kaslr, jobs=args.jobs,
+                variant_files=args.variant_file)
+            status, rundir, err = run(_names(args, opts), opts)
             if err is not None:
                 print(err.one_line(), file=sys.stderr)
             print(f"report: {rundir / 'report.md'}")
             return status
-        opts = RunOptions.from_env()
-        selected = variants.select(names, opts.patches)
+        opts = RunOptions.from_env(variant_files=args.variant_file)
+        if args.cmd == "variants":
+            for v in opts.known_variants().values():
+                mark = "*" if v.default else " "
+                print(f"{mark} {v.name:16} {v.kernel_line:5} {v.module_mode:8} {v.source}")
+            print("(* = compared by default on its kernel line)")
+            return 0
+        selected = opts.select(_names(args, opts))
         # Bases first, so that a tree can derive from one built just before.
         for i, v in enumerate(kernel.build_order(selected) if args.cmd == "build" else selected,
                               1):
             if args.cmd == "key":
-                print(f"{v.name} {kernel.tree_key(v, opts.tarball)}")
+                print(f"{v.name} {kernel.tree_key(v)}")
             else:
-                tree = kernel.prepare(v, opts.cache, opts.tarball, i, len(selected))
+                tree = kernel.prepare(v, opts.cache, None, i, len(selected))
                 print(f"{v.name} {tree.src}")
         return 0
     except HarnessError as err:

@@ -57,12 +57,12 @@ def cold_build(names, tmp_root=COLD_TMP):
     cache = Path(tempfile.mkdtemp(prefix="ksymlab-bench-cold-", dir=tmp_root))
     opts = RunOptions.from_env(cache=cache)
     try:
-        order = kernel.build_order(variants.select(names, opts.patches))
+        order = kernel.build_order(opts.select(names))
         out = {"cache": str(cache), "variants": []}
         start = time.monotonic()
         for i, v in enumerate(order, 1):
             t0 = time.monotonic()
-            tree = kernel.prepare(v, opts.cache, opts.tarball, i, len(order))
+            tree = kernel.prepare(v, opts.cache, None, i, len(order))
             m = kernel.manifest(tree)
             out["variants"].append({"variant": v.name, "seconds": time.monotonic() - t0,
                                     "steps": m.get("steps", {}),

@@ -74,17 +74,19 @@ def _key(tarball_digest, patches, fragments):
     return h.hexdigest()[:20]
 
 
-def _tarball_digest(tarball):
+def _tarball_digest(tarball, package="linux-source-6.1"):
     tarball = Path(tarball)
     if not tarball.is_file():
         raise HarnessError("extract", f"{tarball}: kernel source tarball not found "
-                           "(install linux-source-6.1)")
+                           f"(install {package})")
     return _file_digest(str(tarball))
 
 
-def tree_key(variant, tarball):
-    """sha256 over the tarball, the series (names and contents) and the config fragments."""
-    return _key(_tarball_digest(tarball), variant.patches(), variant.fragments)
+def tree_key(variant, tarball=None):
+    """sha256 over the tarball, the series (names and contents) and the config fragments.
+    `tarball` defaults to the variant's own."""
+    return _key(_tarball_digest(tarball or variant.tarball, variant.package),
+                variant.patches(), variant.fragments)
 
 
 def _make_env(cache):
@@ -264,7 +266,7 @@ def find_base(variant, tarball, cache):
     configuration input.
     """
     patches = variant.patches()
-    digest = _tarball_digest(tarball)
+    digest = _tarball_digest(tarball, variant.package)
     trees = Path(cache) / "trees"
     for n in range(len(patches) - 1, -1, -1):
         key = _key(digest, patches[:n], variant.fragments)
@@ -349,9 +351,10 @@ def manifest(tree):
         return {}
 
 
-def prepare(variant, cache, tarball, index=1, total=1):
-    """Return the built Tree for `variant`, building it only when its key is new."""
-    cache, tarball = Path(cache), Path(tarball)
+def prepare(variant, cache, tarball=None, index=1, total=1):
+    """Return the built Tree for `variant`, building it only when its key is new.
+    `tarball` defaults to the variant's own."""
+    cache, tarball = Path(cache), Path(tarball or variant.tarball)
     key = tree_key(variant, tarball)
     root = cache / "trees" / key
     tree = Tree(variant.name, key, root, root / "linux")

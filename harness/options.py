@@ -4,13 +4,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from . import paths
+from . import paths, variants
 
 
 @dataclass(frozen=True)
 class RunOptions:
     cache: Path                     # trees, modules, initramfs images, ccache
-    tarball: Path                   # the kernel source tarball
+    tarball: Optional[Path]         # replaces every variant's kernel tarball (tests)
     patches: Path                   # patches/<series>/series
     runs_root: Path                 # run directories go below it
     scenario: Path
@@ -23,15 +23,24 @@ class RunOptions:
     bench: int = 0                  # in-guest benchmark rounds (QEMU -icount)
     kaslr: bool = False
     jobs: Optional[int] = None      # guests at once (default: one per CPU)
+    variant_files: tuple = ()       # the user's own variant files
 
     @classmethod
     def from_env(cls, **given):
         """Defaults from KSYMLAB_CACHE, KSYMLAB_TARBALL, KSYMLAB_PATCHES and KSYMLAB_RUNS;
         a value given as None keeps its default."""
-        opts = {"cache": paths.cache_root(), "tarball": paths.default_tarball(),
+        opts = {"cache": paths.cache_root(), "tarball": paths.tarball_override(),
                 "patches": paths.patches_root(), "runs_root": paths.runs_root(),
                 "scenario": paths.SCENARIOS / "default.scenario"}
         opts.update({k: v for k, v in given.items() if v is not None})
         for k in ("cache", "tarball", "patches", "runs_root", "scenario"):
-            opts[k] = Path(opts[k])
+            opts[k] = Path(opts[k]) if opts[k] is not None else None
+        opts["variant_files"] = tuple(Path(f) for f in opts.get("variant_files", ()))
         return cls(**opts)
+
+    def known_variants(self):
+        """Built-in, user-directory and --variant-file variants, by name."""
+        return variants.load(self.patches, self.variant_files)
+
+    def select(self, names):
+        return variants.select(names, self.patches, self.known_variants(), self.tarball)

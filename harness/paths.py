@@ -16,7 +16,14 @@ GDBSCRIPTS = REPO / "gdbscripts"
 
 
 def default_tarball():
-    return Path(os.environ.get("KSYMLAB_TARBALL", "/usr/src/linux-source-6.1.tar.xz"))
+    """The 6.1 tarball (or KSYMLAB_TARBALL), for tests that read the tarball itself."""
+    return tarball_override() or Path("/usr/src/linux-source-6.1.tar.xz")
+
+
+def tarball_override():
+    """KSYMLAB_TARBALL: a tarball that replaces every variant's own, or None."""
+    t = os.environ.get("KSYMLAB_TARBALL")
+    return Path(t) if t else None
 
 
 def cache_root():

@@ -17,7 +17,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from . import addr2line, compare, gdb, guestdata, initramfs, kaslr, kernel, module, proc, \
-    report, symcheck, variants
+    report, symcheck
 from .checks import StepError, VariantResult
 from .errors import HarnessError
 from .progress import say
@@ -170,20 +170,22 @@ def run_variant(variant, tree, vdir, opts, steps):
 
 def _meta(run_id, opts):
     return {"run_id": run_id, "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            "tarball": str(opts.tarball), "scenario": str(opts.scenario),
+            "scenario": str(opts.scenario),
             "insmod_args": opts.insmod_args, "stress_cycles": opts.stress, "kaslr": opts.kaslr}
 
 
 def run(names, opts):
     """Run the comparison of the variants `names` with RunOptions `opts`;
     return (exit status, run directory, first error or None)."""
-    selected = variants.select(names, opts.patches)
+    selected = opts.select(names)
     if not opts.scenario.is_file():
         raise HarnessError("usage", f"{opts.scenario}: scenario file not found")
     parse_scenario(opts.scenario)        # a bad line is a usage error before anything boots
     run_id, rundir = new_rundir(opts.runs_root)
     say("run", f"{run_id}: variants {', '.join(v.name for v in selected)}; logs in {rundir}")
     meta = _meta(run_id, opts)
+    meta["tarball"] = ", ".join(sorted({str(v.tarball) for v in selected}))
+    meta["kernel_lines"] = {v.name: v.kernel_line for v in selected}
     order = [v.name for v in selected]
     board = Board()
     write_lock = threading.Lock()
@@ -213,7 +215,7 @@ def run(names, opts):
         vdir.mkdir()
         try:
             t0 = time.monotonic()
-            trees[v.name] = kernel.prepare(v, opts.cache, opts.tarball, i, len(selected))
+            trees[v.name] = kernel.prepare(v, opts.cache, None, i, len(selected))
             kernel_s[v.name] = round(time.monotonic() - t0, 1)
         except HarnessError as err:
             board.publish(_base_result(v, error=step_error(err, vdir)))

@@ -1,10 +1,26 @@
-"""The kernel variants under comparison and the probe-module mode each one uses."""
+"""The kernel variants under comparison, read from one TOML file each.
 
+Built-in variants live in variants/*.toml; a user adds their own in a
+directory ($KSYMLAB_VARIANTS, default ~/.config/ksymlab/variants) or names a
+file with --variant-file. variants/README.md documents every key. A file
+that does not parse, or has an unknown key, a wrong type or a bad value, is
+a usage error naming file:line.
+"""
+
+import os
+import re
+import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Optional
 
 from . import paths
 from .errors import HarnessError
+
+BUILTIN_DIR = paths.REPO / "variants"
+MODES = ("exports", "kallsyms", "kprobe")
+SAMPLERS = ("prio", "migratetype", "ustack", "blockdev", "writeback", "symbols")
+SEEDS = tuple(f"{i}/9" for i in range(1, 10))
 
 
 @dataclass(frozen=True)
@@ -12,7 +28,7 @@ class Variant:
     name: str
     module_mode: str      # KSYMLAB_MODE for probe-module
     description: str
-    series_name: str = ""                 # patches/<series_name>/, default: the name
+    series_name: str = ""                 # <patches root>/<series_name>/, default: the name
     fragments: tuple = ("base.config",)   # harness/kconfig/ files merged onto tinyconfig
     # What the series should give a raw-tracepoint BPF program on
     # balance_dirty_pages: the highest argument it can read, and whether
@@ -20,11 +36,27 @@ class Variant:
     bpf_max_arg: int = 12
     domain_arg: bool = False
     patches_root: Path = paths.REPO / "patches"     # select() sets the run's own
+    series_path: Optional[Path] = None    # a user file's own series directory
+    kernel_line: str = "6.1"
+    package: str = "linux-source-6.1"     # the Debian package that installs the tarball
+    tarball: Path = Path("/usr/src/linux-source-6.1.tar.xz")
+    role: str = ""                        # the variant it stands for on another kernel line
+    default: bool = False                 # part of a run without --variants
+    degraded: tuple = ()                  # samplers that must report themselves unavailable
+    seeds: tuple = ()                     # seed patches the series carries ("5/9", ...)
+    order: int = 100                      # where it stands in reports and default runs
+    source: str = ""                      # the file it was read from
 
     @property
     def series_dir(self):
-        """patches/<name>/ with a quilt-style `series` file."""
+        """The directory with a quilt-style `series` file."""
+        if self.series_path is not None:
+            return self.series_path
         return self.patches_root / (self.series_name or self.name)
+
+    @property
+    def matrix_row(self):
+        return self.role or self.name
 
     def patches(self):
         """The patch files in series order; a missing file is a patch error."""
@@ -43,36 +75,160 @@ class Variant:
         return out
 
 
-VARIANTS = {
-    # The literal port of seed patch 2 leaves the verifier's 12-argument ctx
-    # bound in place (shared/reference.md), so argument 13 stays unreadable.
-    "exports": Variant("exports", "exports",
-                       "6.1 + the seed series: the tracer links to explicit GPL exports",
-                       domain_arg=True),
-    "bpf13": Variant("bpf13", "exports",
-                     "exports + a follow-up that lets raw tracepoint programs read argument 13",
-                     bpf_max_arg=13, domain_arg=True),
-    "kallsyms": Variant("kallsyms", "kallsyms",
-                        "6.1 + revert of 0bd476e6: pre-5.7 stand-in, tracer resolves by name"),
-    "stock": Variant("stock", "kprobe",
-                     "stock 6.1: tracer finds kallsyms_lookup_name with a kprobe, as LTTng does"),
-
-    # Not part of the A/B comparison: the exports series on a kernel with lock,
-    # atomic-sleep and leak debugging, for the insmod/rmmod stress run.
-    "debug": Variant("debug", "exports",
-                     "exports series + lockdep, atomic-sleep and kmemleak checking",
-                     series_name="exports", fragments=("base.config", "debug.config")),
+# key -> (type, required); tables are dicts of the same
+SCHEMA = {
+    "description": (str, True), "module_mode": (str, True), "default": (bool, False),
+    "order": (int, False), "role": (str, False),
+    "kernel": ({"line": (str, True), "package": (str, True), "tarball": (str, True)}, True),
+    "build": ({"series": (str, False), "series_dir": (str, False),
+               "fragments": (list, True)}, True),
+    "expect": ({"bpf_max_arg": (int, True), "domain_arg": (bool, True),
+                "degraded": (list, False), "seeds": (list, False)}, True),
 }
 
-DEFAULT = ("exports", "kallsyms", "stock", "bpf13")
+
+class _File:
+    """A variant file's text, to name the line of a key in an error."""
+
+    def __init__(self, path):
+        self.path = Path(path)
+        try:
+            self.text = self.path.read_text()
+        except (OSError, UnicodeDecodeError) as e:
+            raise HarnessError("usage", f"{self.path}: cannot read variant file ({e})") from e
+
+    def line_of(self, table, key=None):
+        current = None
+        for n, line in enumerate(self.text.splitlines(), 1):
+            m = re.match(r"\s*\[([^\]]+)\]", line)
+            if m:
+                current = m.group(1).strip()
+                if key is None and current == table:
+                    return n
+                continue
+            if key is not None and current == table and re.match(rf"\s*{re.escape(key)}\s*=",
+                                                                  line):
+                return n
+        return 1
+
+    def error(self, message, table=None, key=None):
+        return HarnessError("usage", f"{self.path}:{self.line_of(table, key)}: {message}")
 
 
-def select(names, patches_root=None):
-    """The named variants, reading their series from `patches_root` (default: patches/)."""
+def _check(f, data, schema, table=None):
+    for key, value in data.items():
+        if key not in schema:
+            where = f"[{table}] " if table else ""
+            raise f.error(f"unknown key {where}{key!r} (known: {', '.join(schema)})", table, key)
+        kind, _ = schema[key]
+        if isinstance(kind, dict):
+            if not isinstance(value, dict):
+                raise f.error(f"{key} must be a table [{key}]", table, key)
+            _check(f, value, kind, key)
+        elif type(value) is not kind:      # bool is not an int here, nor an int a bool
+            raise f.error(f"{key} must be a {kind.__name__}, not {type(value).__name__}",
+                          table, key)
+    for key, (kind, required) in schema.items():
+        if required and key not in data:
+            where = f"[{table}]" if table else "the file"
+            raise f.error(f"{where} lacks the required key {key!r}", table)
+
+
+def parse(path, patches_root=None):
+    """Read one variant file; the variant's name is the file's stem."""
+    f = _File(path)
+    try:
+        data = tomllib.loads(f.text)
+    except tomllib.TOMLDecodeError as e:
+        m = re.search(r"\(at line (\d+), column \d+\)", str(e))
+        raise HarnessError("usage", f"{f.path}:{m.group(1) if m else 1}: "
+                           f"not TOML: {str(e).split(' (at line')[0]}") from None
+    _check(f, data, SCHEMA)
+    name = f.path.stem
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
+        raise f.error(f"variant name {name!r} (the file name) must be letters, digits, . _ -")
+    if data["module_mode"] not in MODES:
+        raise f.error(f"module_mode {data['module_mode']!r} is not one of {', '.join(MODES)}",
+                      None, "module_mode")
+    build, expect, kern = data["build"], data["expect"], data["kernel"]
+    if ("series" in build) == ("series_dir" in build):
+        raise f.error("[build] needs exactly one of series (a directory under the patch "
+                      "root) or series_dir (a directory relative to this file)", "build")
+    for frag in build["fragments"]:
+        if not isinstance(frag, str) or not (paths.KCONFIG / frag).is_file():
+            raise f.error(f"fragment {frag!r} is not a file in {paths.KCONFIG}",
+                          "build", "fragments")
+    if not 1 <= expect["bpf_max_arg"] <= 13:
+        raise f.error(f"bpf_max_arg {expect['bpf_max_arg']} is outside 1..13",
+                      "expect", "bpf_max_arg")
+    for key, allowed in (("degraded", SAMPLERS), ("seeds", SEEDS)):
+        bad = [x for x in expect.get(key, []) if x not in allowed]
+        if bad:
+            raise f.error(f"{key} {bad!r}: not among {', '.join(allowed)}", "expect", key)
+    series_path = None
+    if "series_dir" in build:
+        series_path = (f.path.parent / build["series_dir"]).resolve()
+    return Variant(
+        name=name, module_mode=data["module_mode"], description=data["description"],
+        series_name=build.get("series", ""), fragments=tuple(build["fragments"]),
+        bpf_max_arg=expect["bpf_max_arg"], domain_arg=expect["domain_arg"],
+        patches_root=Path(patches_root) if patches_root else paths.REPO / "patches",
+        series_path=series_path, kernel_line=kern["line"], package=kern["package"],
+        tarball=Path(kern["tarball"]), role=data.get("role", ""),
+        default=data.get("default", False), degraded=tuple(expect.get("degraded", ())),
+        seeds=tuple(expect.get("seeds", ())), order=data.get("order", 100), source=str(f.path))
+
+
+def user_dir():
+    return Path(os.environ.get("KSYMLAB_VARIANTS",
+                               Path.home() / ".config" / "ksymlab" / "variants"))
+
+
+def load(patches_root=None, files=(), directories=None):
+    """Every known variant by name: built-ins, a user directory, then `files`."""
+    dirs = [BUILTIN_DIR] + ([user_dir()] if directories is None else list(directories))
+    found = {}
+    sources = [p for d in dirs if Path(d).is_dir() for p in sorted(Path(d).glob("*.toml"))]
+    for path in sources + [Path(f) for f in files]:
+        if not path.is_file():
+            raise HarnessError("usage", f"{path}: variant file not found")
+        v = parse(path, patches_root)
+        if v.name in found and Path(found[v.name].source).resolve() != path.resolve():
+            raise HarnessError("usage", f"{path}:1: variant {v.name!r} is already defined by "
+                               f"{found[v.name].source}")
+        found[v.name] = v
+    return dict(sorted(found.items(), key=lambda kv: (kv[1].order, kv[0])))
+
+
+def builtin():
+    return load(directories=[])
+
+
+VARIANTS = builtin()
+
+
+def defaults(known, lines=("6.1",)):
+    """The variants a run compares when none are named: the default ones of `lines`."""
+    return [n for n, v in known.items() if v.default and v.kernel_line in lines]
+
+
+DEFAULT = tuple(defaults(VARIANTS))
+
+
+def select(names, patches_root=None, known=None, tarball=None):
+    """The named variants, reading their series from `patches_root` (default: patches/).
+
+    `tarball` replaces every selected variant's tarball (KSYMLAB_TARBALL).
+    """
+    known = VARIANTS if known is None else known
     out = []
     for n in names:
-        if n not in VARIANTS:
-            raise HarnessError("usage", f"unknown variant {n!r} (known: {', '.join(VARIANTS)})")
-        v = VARIANTS[n]
-        out.append(replace(v, patches_root=Path(patches_root)) if patches_root else v)
+        if n not in known:
+            raise HarnessError("usage", f"unknown variant {n!r} (known: {', '.join(known)})")
+        v = known[n]
+        if patches_root:
+            v = replace(v, patches_root=Path(patches_root))
+        if tarball:
+            v = replace(v, tarball=Path(tarball))
+        out.append(v)
     return out
