@@ -28,7 +28,7 @@ int usage_error(const char *fmt, const char *arg);
 int report_error(const char *file, const err_t *e);
 /* "0x%08x" or "-" */
 void crcstr(char *buf, size_t n, uint32_t crc, bool has);
-/* Load and parse a module file (plain or compressed); reports the error itself and
+/* Load and parse a module file (plain, or xz/zstd/gzip-compressed: detected by magic bytes); reports the error itself and
  * returns EXIT_TROUBLE, or 0 with fb and m to be freed by the caller. */
 int load_ko(const char *path, filebuf_t *fb, komod_t *m);
 /* Is the __versions entry v also an undefined symbol of m? */

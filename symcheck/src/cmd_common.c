@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "decomp.h"
 
 int usage_error(const char *fmt, const char *arg)
 {
@@ -31,6 +32,10 @@ int load_ko(const char *path, filebuf_t *fb, komod_t *m)
     err_t e;
     if (file_load(path, fb, &e) != 0)
         return report_error(path, &e);
+    if (decomp_maybe(fb, &e) != 0) {
+        file_free(fb);
+        return report_error(path, &e);
+    }
     if (ko_read(fb->data, fb->size, m, &e) != 0) {
         file_free(fb);
         return report_error(path, &e);

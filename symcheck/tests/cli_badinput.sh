@@ -71,6 +71,34 @@ cp "$T/long.symvers" "$T/b_long/Module.symvers"
 : >"$T/b_empty/Module.symvers"
 cp "$T/trunc_vmlinux" "$T/b_trunc/vmlinux"
 
+# compressed modules: truncated, corrupt in the middle, only the magic, compressed garbage,
+# compressed empty input, trailing garbage
+for z in xz zst gz; do
+    case $z in xz) c="xz -c" ;; zst) c="zstd -q -c" ;; gz) c="gzip -c -n" ;; esac
+    $c "$KO" >"$T/ok.ko.$z"
+    sz=$(wc -c <"$T/ok.ko.$z")
+    head -c $((sz / 2)) "$T/ok.ko.$z" >"$T/half.ko.$z"
+    head -c $((sz - 4)) "$T/ok.ko.$z" >"$T/short.ko.$z"
+    cp "$T/ok.ko.$z" "$T/corrupt.ko.$z"
+    printf '\377\000\377\000\377\000\377\000' | dd of="$T/corrupt.ko.$z" bs=1 seek=$((sz / 2)) conv=notrunc 2>/dev/null
+    head -c 6 "$T/ok.ko.$z" >"$T/magic.ko.$z"
+    head -c 2000 /dev/urandom | $c >"$T/garbage.ko.$z"
+    : | $c >"$T/empty.ko.$z"
+    cat "$T/ok.ko.$z" >"$T/trail.ko.$z" && printf 'junk' >>"$T/trail.ko.$z"
+done
+for cmd in module audit; do
+    for z in xz zst gz; do
+        for k in half short corrupt magic garbage empty trail; do
+            expect2 "$cmd $k.ko.$z" $cmd "$T/$k.ko.$z"
+        done
+        expect_rc 0 "module ok.ko.$z" module "$T/ok.ko.$z"
+    done
+done
+expect2 "check truncated .ko.xz" check "$T/half.ko.xz" "$FIX/fake_build"
+cp "$T/ok.ko.zst" "$T/zstd_named_plain.ko"
+expect_rc 0 "zstd data named .ko (magic decides)" module "$T/zstd_named_plain.ko"
+cp "$KO" "$T/plain_named.ko.xz"
+expect_rc 0 "plain ELF named .ko.xz" module "$T/plain_named.ko.xz"
 for cmd in module audit; do
     expect2 "$cmd empty" $cmd "$T/empty"
     expect2 "$cmd dir" $cmd "$T/dir"

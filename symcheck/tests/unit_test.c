@@ -8,6 +8,7 @@
 
 #include "build.h"
 #include "cmd.h"
+#include "decomp.h"
 #include "dwarfinfo.h"
 #include "elfread.h"
 #include "exports.h"
@@ -732,6 +733,54 @@ TEST(seed_compute)
     build_free(&b);
 }
 
+TEST(decompress_fixtures)
+{
+    filebuf_t plain;
+    if (load(builtdir, "fake_mod.ko", &plain) != 0) {
+        CHECK(!"fixture fake_mod.ko");
+        return;
+    }
+    CHECK(comp_detect(plain.data, plain.size) == COMP_NONE);
+    static const struct { const char *file; enum comp_kind kind; } cases[] = {
+        {"fake_mod.ko.xz", COMP_XZ}, {"fake_mod.ko.zst", COMP_ZSTD}, {"fake_mod.ko.gz", COMP_GZIP},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        filebuf_t fb;
+        err_t e;
+        if (load(builtdir, cases[i].file, &fb) != 0) {
+            CHECK(!"compressed fixture");
+            continue;
+        }
+        CHECK(comp_detect(fb.data, fb.size) == cases[i].kind);
+        /* every truncation fails with a one-line message naming the format */
+        bool clean = true;
+        for (size_t n = 0; n < fb.size; n += 1 + n / 8) {
+            filebuf_t out;
+            if (decomp_buffer(cases[i].kind, fb.data, n, &out, &e) == 0) {
+                clean = false;
+                file_free(&out);
+            } else if (strncmp(e.msg, comp_name(cases[i].kind), strlen(comp_name(cases[i].kind))) != 0) {
+                clean = false;
+            }
+        }
+        CHECK(clean);
+        /* one flipped byte in the middle: an error, or (xz/zstd/gzip checksums) never a silent success */
+        unsigned char *bad = xmalloc(fb.size);
+        memcpy(bad, fb.data, fb.size);
+        bad[fb.size / 2] ^= 0x55;
+        filebuf_t out;
+        CHECK(decomp_buffer(cases[i].kind, bad, fb.size, &out, &e) == -1);
+        free(bad);
+        CHECK(decomp_maybe(&fb, &e) == 0);
+        CHECK(fb.size == plain.size && memcmp(fb.data, plain.data, plain.size) == 0);
+        komod_t m;
+        CHECK(ko_read(fb.data, fb.size, &m, &e) == 0 && m.n_undef == 6);
+        ko_free(&m);
+        file_free(&fb);
+    }
+    file_free(&plain);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1)
@@ -756,6 +805,7 @@ int main(int argc, char **argv)
     RUN(diff_compute_changes);
     RUN(audit_compute_flags);
     RUN(seed_compute);
+    RUN(decompress_fixtures);
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }
