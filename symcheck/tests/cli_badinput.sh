@@ -150,6 +150,10 @@ expect_rc 1 "check finds" check "$KO" "$FIX/fake_build"
 expect_rc 1 "audit flags" audit "$KO"
 expect_rc 0 "diff same" diff "$FIX/fake_build" "$FIX/fake_build/Module.symvers"
 expect_rc 0 "seed-report ok" seed-report "A=$FIX/fake_build"
+mkdir -p "$T/crlf"
+sed 's/$/\r/' "$FIX/fake_build/Module.symvers" >"$T/crlf/Module.symvers"
+expect_rc 0 "diff LF vs CRLF Module.symvers" diff "$FIX/fake_build/Module.symvers" "$T/crlf/Module.symvers"
+expect_rc 1 "check against CRLF Module.symvers" check "$KO" "$T/crlf"
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -84,7 +84,7 @@ TEST(symvers_errors)
         {"0x1\tfoo\t\tEXPORT_SYMBOL\t\n", "bad module"},
         {"0x1\tfoo\tvmlinux\tEXPORT_UNUSED_SYMBOL\t\n", "unknown export type"},
         {"0x1\tfoo\tvmlinux\tEXPORT_SYMBOL\tN S\n", "bad namespace"},
-        {"0x1\tfoo\tvmlinux\tEXPORT_SYMBOL\t\r\n", "bad namespace"},
+        {"0x1\tfoo\tvmlinux\tEXPORT_SYMBOL\tN\rS\n", "bad namespace"},   /* CR only at the end is a CRLF line end */
         {"0x1\tfoo\tvmlinux\tEXPORT_SYMBOL\t\n0x2\tfoo\tvmlinux\tEXPORT_SYMBOL\t\n", "duplicate symbol foo"},
         {"0x1\tfoo\tvmlinux\tEXPORT_SYMBOL\t\ngarbage\n", "line 2:"},
     };
@@ -781,6 +781,23 @@ TEST(decompress_fixtures)
     file_free(&plain);
 }
 
+TEST(symvers_crlf)
+{
+    exportset_t s;
+    err_t e;
+    CHECK(parse_str("0x1\ta\tvmlinux\tEXPORT_SYMBOL\t\r\n\r\n"
+                    "0x2\tb\tvmlinux\tEXPORT_SYMBOL_GPL\tNS\r\n"
+                    "0x3\tc\tvmlinux\tEXPORT_SYMBOL\r\n", &s, &e) == 0);
+    CHECK(s.n == 3);
+    const export_t *x = exportset_find(&s, "b");
+    CHECK(x && strcmp(x->ns, "NS") == 0 && x->cls == EXP_GPL);
+    x = exportset_find(&s, "c");
+    CHECK(x && x->cls == EXP_PLAIN && x->ns[0] == 0);
+    exportset_free(&s);
+    /* a CR anywhere else is still an error */
+    CHECK(parse_str("0x1\ta\r\tvmlinux\tEXPORT_SYMBOL\t\n", &s, &e) == -1 && strstr(e.msg, "line 1"));
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1)
@@ -789,6 +806,7 @@ int main(int argc, char **argv)
         builtdir = argv[2];
     RUN(symvers_valid);
     RUN(symvers_errors);
+    RUN(symvers_crlf);
     RUN(licences);
     RUN(modinfo_parse);
     RUN(ko_fake);
