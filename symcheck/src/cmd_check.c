@@ -1,7 +1,9 @@
 /* check: does a build provide what modules need? */
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cmd.h"
 
@@ -115,6 +117,60 @@ void check_result_free(check_result_t *r)
     memset(r, 0, sizeof *r);
 }
 
+/* --------------------------------------------------------------- tree walk */
+
+static strvec_t *walk_out;
+static const char *walk_error;
+
+static bool is_module_name(const char *name)
+{
+    static const char *const ends[] = {".ko", ".ko.xz", ".ko.zst", ".ko.gz"};
+    size_t n = strlen(name);
+    for (size_t i = 0; i < sizeof ends / sizeof *ends; i++) {
+        size_t l = strlen(ends[i]);
+        if (n > l && strcmp(name + n - l, ends[i]) == 0)
+            return true;
+    }
+    return false;
+}
+
+static int walk_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    if (type == FTW_DNR) {
+        walk_error = "cannot read a directory in the tree";
+        return 1;
+    }
+    if (type == FTW_F && S_ISREG(st->st_mode) && is_module_name(path + ftw->base))
+        strvec_push(walk_out, path);
+    return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int find_modules(const char *dir, strvec_t *out, err_t *e)
+{
+    memset(out, 0, sizeof *out);
+    if (path_kind(dir) != PATH_DIR) {
+        err_set(e, path_kind(dir) == PATH_MISSING ? "no such file or directory" : "not a directory");
+        return -1;
+    }
+    walk_out = out;
+    walk_error = NULL;
+    int r = nftw(dir, walk_one, 16, FTW_PHYS);
+    walk_out = NULL;
+    if (r != 0 || out->n == 0) {
+        err_set(e, "%s", r != 0 ? (walk_error ? walk_error : "cannot walk the tree")
+                                : "no modules (.ko, .ko.xz, .ko.zst, .ko.gz) found");
+        strvec_free(out);
+        return -1;
+    }
+    qsort(out->v, out->n, sizeof *out->v, cmp_str);
+    return 0;
+}
+
 /* ------------------------------------------------------------------- render */
 
 static void json_symbol(json_t *j, const check_sym_t *s)
@@ -194,7 +250,8 @@ static void text_module(const char *path, const komod_t *m, const check_result_t
 
 typedef struct {
     bool quiet;
-    char **pos;     /* FILE.ko... BUILD */
+    const char *tree;   /* --tree DIR */
+    char **pos;         /* FILE.ko... BUILD, or [BUILD] with --tree */
     int np;
 } check_args_t;
 
@@ -205,12 +262,20 @@ static int parse_args(int argc, char **argv, check_args_t *a)
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "-q") == 0 || strcmp(argv[i], "--quiet") == 0)
             a->quiet = true;
+        else if (strcmp(argv[i], "--tree") == 0 && i + 1 >= argc)
+            return usage_error("check: --tree needs a directory%s", NULL);
+        else if (strcmp(argv[i], "--tree") == 0)
+            a->tree = argv[++i];
+        else if (strncmp(argv[i], "--tree=", 7) == 0)
+            a->tree = argv[i] + 7;
         else if (argv[i][0] == '-' && argv[i][1])
             return usage_error("check: unknown option %s", argv[i]);
         else
             a->pos[a->np++] = argv[i];
     }
-    if (a->np < 2)
+    if (a->tree && a->np > 1)
+        return usage_error("check: expected --tree DIR [BUILD]%s", NULL);
+    if (!a->tree && a->np < 2)
         return usage_error("check: expected FILE.ko [FILE.ko...] BUILD%s", NULL);
     return 0;
 }
@@ -263,22 +328,38 @@ static int check_files(char **files, int n, const build_t *b, const check_args_t
     return total ? EXIT_FINDINGS : EXIT_OKAY;
 }
 
+/* BUILD, or with --tree and no BUILD, TREE/build (the /lib/modules/REL/build link). */
+static char *build_path(const check_args_t *a)
+{
+    if (a->np > 0)
+        return xstrdup(a->pos[a->np - 1]);
+    return xasprintf("%s/build", a->tree);
+}
+
 int cmd_check(int argc, char **argv, bool json)
 {
     check_args_t a;
     int ret = parse_args(argc, argv, &a);
+    strvec_t mods = {0};
+    err_t e;
+    if (!ret && a.tree && find_modules(a.tree, &mods, &e) != 0)
+        ret = report_error(a.tree, &e);
     if (ret) {
         free(a.pos);
         return ret;
     }
+    char *bp = build_path(&a);
     build_t b;
-    err_t e;
     const char *ep;
-    if (build_open(a.pos[a.np - 1], NULL, BUILD_LOAD_VMLINUX, &b, &ep, &e) != 0)
+    if (build_open(bp, NULL, BUILD_LOAD_VMLINUX, &b, &ep, &e) != 0)
         ret = report_error(ep, &e);
+    else if (a.tree)
+        ret = check_files(mods.v, (int)mods.n, &b, &a, json);
     else
         ret = check_files(a.pos, a.np - 1, &b, &a, json);
     build_free(&b);
+    strvec_free(&mods);
+    free(bp);
     free(a.pos);
     return ret;
 }

@@ -95,6 +95,22 @@ for cmd in module audit; do
     done
 done
 expect2 "check truncated .ko.xz" check "$T/half.ko.xz" "$FIX/fake_build"
+# check --tree
+mkdir -p "$T/tree/kernel/a" "$T/tree/kernel/b" "$T/emptytree/kernel"
+cp "$KO" "$T/tree/kernel/a/"
+cp "$T/ok.ko.xz" "$T/tree/kernel/b/fake_mod.ko.xz"
+ln -s "$(pwd)/$FIX/fake_build" "$T/tree/build"
+expect_rc 1 "check --tree (DIR/build)" check --tree "$T/tree"
+expect_rc 1 "check --tree=DIR BUILD" check -q --tree="$T/tree" "$FIX/fake_build"
+expect2 "check --tree missing dir" check --tree "$T/nope"
+expect2 "check --tree file" check --tree "$KO" "$FIX/fake_build"
+expect2 "check --tree without modules" check --tree "$T/emptytree" "$FIX/fake_build"
+expect2 "check --tree without build" check --tree "$T/emptytree/kernel/../../tree/kernel"
+expect2 "check --tree no value" check --tree
+expect2 "check --tree with FILE.ko" check --tree "$T/tree" "$KO" "$FIX/fake_build"
+cp "$T/corrupt.ko.zst" "$T/tree/kernel/b/bad.ko.zst"
+expect2 "check --tree with a corrupt module" check -q --tree "$T/tree"
+rm "$T/tree/kernel/b/bad.ko.zst"
 cp "$T/ok.ko.zst" "$T/zstd_named_plain.ko"
 expect_rc 0 "zstd data named .ko (magic decides)" module "$T/zstd_named_plain.ko"
 cp "$KO" "$T/plain_named.ko.xz"

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "build.h"
@@ -798,6 +799,52 @@ TEST(symvers_crlf)
     CHECK(parse_str("0x1\ta\r\tvmlinux\tEXPORT_SYMBOL\t\n", &s, &e) == -1 && strstr(e.msg, "line 1"));
 }
 
+static void touch(const char *dir, const char *name)
+{
+    char *p = xasprintf("%s/%s", dir, name);
+    FILE *f = fopen(p, "w");
+    if (f)
+        fclose(f);
+    free(p);
+}
+
+TEST(find_modules_walk)
+{
+    char tmpl[] = "/tmp/symcheck-tree-XXXXXX";
+    char *d = mkdtemp(tmpl);
+    CHECK(d != NULL);
+    if (!d)
+        return;
+    char *sub = xasprintf("%s/sub", d), *link = xasprintf("%s/link.ko", d);
+    mkdir(sub, 0700);
+    touch(d, "b.ko.xz");
+    touch(d, "a.ko");
+    touch(d, "notes.txt");
+    touch(d, "x.ko.bz2");
+    touch(sub, "c.ko.gz");
+    touch(sub, "d.ko.zst");
+    CHECK(symlink("a.ko", link) == 0);
+    strvec_t v;
+    err_t e;
+    CHECK(find_modules(d, &v, &e) == 0 && v.n == 4);
+    static const char *const want[] = {"/a.ko", "/b.ko.xz", "/sub/c.ko.gz", "/sub/d.ko.zst"};
+    for (size_t i = 0; i < 4 && i < v.n; i++)
+        CHECK(strncmp(v.v[i], d, strlen(d)) == 0 && strcmp(v.v[i] + strlen(d), want[i]) == 0);
+    strvec_free(&v);
+    CHECK(find_modules(sub, &v, &e) == 0 && v.n == 2);
+    strvec_free(&v);
+    char *none = xasprintf("%s/none", d);
+    CHECK(find_modules(none, &v, &e) == -1 && strstr(e.msg, "no such"));
+    mkdir(none, 0700);
+    CHECK(find_modules(none, &v, &e) == -1 && strstr(e.msg, "no modules"));
+    char *cmd = xasprintf("rm -rf '%s'", d);
+    CHECK(system(cmd) == 0);
+    free(cmd);
+    free(none);
+    free(sub);
+    free(link);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1)
@@ -824,6 +871,7 @@ int main(int argc, char **argv)
     RUN(audit_compute_flags);
     RUN(seed_compute);
     RUN(decompress_fixtures);
+    RUN(find_modules_walk);
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }
