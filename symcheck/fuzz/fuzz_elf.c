@@ -1,8 +1,10 @@
-/* libFuzzer target: the ELF readers (vmlinux ksymtab reader and .ko reader). */
+/* libFuzzer target: the ELF readers (vmlinux ksymtab reader and .ko reader), and the
+ * decompressors in front of the .ko reader (xz/zstd/gzip input is decompressed first). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "decomp.h"
 #include "elfread.h"
 #include "ko.h"
 
@@ -13,8 +15,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!buf)
         return 0;
     memcpy(buf, data, size);
-    err_t e;
+    err_t e = {{0}};
     komod_t m;
+    filebuf_t plain = {0};
+    enum comp_kind k = comp_detect(buf, size);
+    if (k != COMP_NONE) {
+        if (decomp_buffer(k, buf, size, &plain, &e) != 0) {
+            if (!e.msg[0] || strchr(e.msg, '\n'))
+                abort();   /* errors must be one non-empty line */
+            free(buf);
+            return 0;
+        }
+        free(buf);
+        buf = plain.data;
+        size = plain.size;
+    }
     if (ko_read(buf, size, &m, &e) == 0) {
         for (size_t i = 0; i < m.n_datasecs; i++)
             if (m.datasecs[i].size && memchr(m.datasecs[i].data, 'k', m.datasecs[i].size) == (void *)1)

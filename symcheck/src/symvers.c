@@ -110,6 +110,8 @@ int symvers_parse(const unsigned char *buf, size_t len, exportset_t *out, err_t 
         const unsigned char *nl = memchr(buf + pos, '\n', len - pos);
         size_t end = nl ? (size_t)(nl - buf) : len;
         size_t n = end - pos;
+        if (n > 0 && buf[end - 1] == '\r')
+            n--;   /* CRLF line end, as depmod accepts */
         if (n > SYMVERS_MAX_LINE) {
             err_set(e, "line %zu: line too long (over %d bytes)", lineno, SYMVERS_MAX_LINE);
             goto fail;

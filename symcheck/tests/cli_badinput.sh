@@ -71,6 +71,50 @@ cp "$T/long.symvers" "$T/b_long/Module.symvers"
 : >"$T/b_empty/Module.symvers"
 cp "$T/trunc_vmlinux" "$T/b_trunc/vmlinux"
 
+# compressed modules: truncated, corrupt in the middle, only the magic, compressed garbage,
+# compressed empty input, trailing garbage
+for z in xz zst gz; do
+    case $z in xz) c="xz -c" ;; zst) c="zstd -q -c" ;; gz) c="gzip -c -n" ;; esac
+    $c "$KO" >"$T/ok.ko.$z"
+    sz=$(wc -c <"$T/ok.ko.$z")
+    head -c $((sz / 2)) "$T/ok.ko.$z" >"$T/half.ko.$z"
+    head -c $((sz - 4)) "$T/ok.ko.$z" >"$T/short.ko.$z"
+    cp "$T/ok.ko.$z" "$T/corrupt.ko.$z"
+    printf '\377\000\377\000\377\000\377\000' | dd of="$T/corrupt.ko.$z" bs=1 seek=$((sz / 2)) conv=notrunc 2>/dev/null
+    head -c 6 "$T/ok.ko.$z" >"$T/magic.ko.$z"
+    head -c 2000 /dev/urandom | $c >"$T/garbage.ko.$z"
+    : | $c >"$T/empty.ko.$z"
+    cat "$T/ok.ko.$z" >"$T/trail.ko.$z" && printf 'junk' >>"$T/trail.ko.$z"
+done
+for cmd in module audit; do
+    for z in xz zst gz; do
+        for k in half short corrupt magic garbage empty trail; do
+            expect2 "$cmd $k.ko.$z" $cmd "$T/$k.ko.$z"
+        done
+        expect_rc 0 "module ok.ko.$z" module "$T/ok.ko.$z"
+    done
+done
+expect2 "check truncated .ko.xz" check "$T/half.ko.xz" "$FIX/fake_build"
+# check --tree
+mkdir -p "$T/tree/kernel/a" "$T/tree/kernel/b" "$T/emptytree/kernel"
+cp "$KO" "$T/tree/kernel/a/"
+cp "$T/ok.ko.xz" "$T/tree/kernel/b/fake_mod.ko.xz"
+ln -s "$(pwd)/$FIX/fake_build" "$T/tree/build"
+expect_rc 1 "check --tree (DIR/build)" check --tree "$T/tree"
+expect_rc 1 "check --tree=DIR BUILD" check -q --tree="$T/tree" "$FIX/fake_build"
+expect2 "check --tree missing dir" check --tree "$T/nope"
+expect2 "check --tree file" check --tree "$KO" "$FIX/fake_build"
+expect2 "check --tree without modules" check --tree "$T/emptytree" "$FIX/fake_build"
+expect2 "check --tree without build" check --tree "$T/emptytree/kernel/../../tree/kernel"
+expect2 "check --tree no value" check --tree
+expect2 "check --tree with FILE.ko" check --tree "$T/tree" "$KO" "$FIX/fake_build"
+cp "$T/corrupt.ko.zst" "$T/tree/kernel/b/bad.ko.zst"
+expect2 "check --tree with a corrupt module" check -q --tree "$T/tree"
+rm "$T/tree/kernel/b/bad.ko.zst"
+cp "$T/ok.ko.zst" "$T/zstd_named_plain.ko"
+expect_rc 0 "zstd data named .ko (magic decides)" module "$T/zstd_named_plain.ko"
+cp "$KO" "$T/plain_named.ko.xz"
+expect_rc 0 "plain ELF named .ko.xz" module "$T/plain_named.ko.xz"
 for cmd in module audit; do
     expect2 "$cmd empty" $cmd "$T/empty"
     expect2 "$cmd dir" $cmd "$T/dir"
@@ -122,6 +166,10 @@ expect_rc 1 "check finds" check "$KO" "$FIX/fake_build"
 expect_rc 1 "audit flags" audit "$KO"
 expect_rc 0 "diff same" diff "$FIX/fake_build" "$FIX/fake_build/Module.symvers"
 expect_rc 0 "seed-report ok" seed-report "A=$FIX/fake_build"
+mkdir -p "$T/crlf"
+sed 's/$/\r/' "$FIX/fake_build/Module.symvers" >"$T/crlf/Module.symvers"
+expect_rc 0 "diff LF vs CRLF Module.symvers" diff "$FIX/fake_build/Module.symvers" "$T/crlf/Module.symvers"
+expect_rc 1 "check against CRLF Module.symvers" check "$KO" "$T/crlf"
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

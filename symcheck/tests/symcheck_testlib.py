@@ -105,3 +105,62 @@ def parse_depmod(stderr):
             path, sym = line.split("WARNING: ", 1)[1].split(" disagrees about version of symbol ")
             out.add((os.path.basename(path), "crc-mismatch", sym.strip()))
     return out
+
+
+def nm_undefined(path):
+    """{name: weak} of a plain .ko's undefined global/weak symbols, from binutils nm."""
+    r = run(["nm", "-u", "-P", path])
+    assert r.returncode == 0, r.stderr
+    out = {}
+    for line in r.stdout.splitlines():
+        name, typ = line.split()[:2]
+        if name != "_GLOBAL_OFFSET_TABLE_":
+            out[name] = typ in ("w", "v")
+    return out
+
+
+def modinfo_field(path, field):
+    """modinfo -F FIELD (kmod) of a module file: a list of values, in order."""
+    r = run([tool("modinfo"), "-F", field, path])
+    assert r.returncode == 0, r.stderr
+    return r.stdout.splitlines()
+
+
+def dump_modversions(path):
+    """[(name, crc)] from kmod's modprobe --dump-modversions (reads .ko.xz/.ko.zst too)."""
+    r = run([tool("modprobe"), "--dump-modversions", path])
+    assert r.returncode == 0, r.stderr
+    out = []
+    for line in r.stdout.splitlines():
+        crc, name = line.split("\t")
+        out.append((name, int(crc, 16) & 0xffffffff))
+    return out
+
+
+def kmod_features():
+    """The +FEATURE words of `kmod --version` (ZSTD, XZ, ZLIB when kmod was built with them)."""
+    r = run([tool("kmod"), "--version"])
+    return {w[1:] for w in r.stdout.split() if w.startswith("+")}
+
+
+COMPRESSORS = {"xz": ["xz", "-c"], "zst": ["zstd", "-q", "-c"], "gz": ["gzip", "-n", "-c"]}
+
+
+def compress(src, dst, ext):
+    with open(dst, "wb") as f:
+        subprocess.check_call(COMPRESSORS[ext] + [src], stdout=f)
+    return dst
+
+
+def read_symvers_text(path):
+    """{symbol: (crc, module, type, namespace)} parsed here from the Module.symvers text
+    (LF or CRLF), independently of symcheck."""
+    rows = {}
+    with open(path, newline="") as f:
+        for line in f:
+            line = line.rstrip("\n").rstrip("\r")
+            if not line:
+                continue
+            parts = line.split("\t")
+            rows[parts[1]] = (int(parts[0], 16), parts[2], parts[3], parts[4] if len(parts) > 4 else "")
+    return rows

@@ -4,9 +4,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "build.h"
+#include "cmd.h"
+#include "decomp.h"
 #include "dwarfinfo.h"
 #include "elfread.h"
 #include "exports.h"
@@ -82,7 +85,7 @@ TEST(symvers_errors)
         {"0x1\tfoo\t\tEXPORT_SYMBOL\t\n", "bad module"},
         {"0x1\tfoo\tvmlinux\tEXPORT_UNUSED_SYMBOL\t\n", "unknown export type"},
         {"0x1\tfoo\tvmlinux\tEXPORT_SYMBOL\tN S\n", "bad namespace"},
-        {"0x1\tfoo\tvmlinux\tEXPORT_SYMBOL\t\r\n", "bad namespace"},
+        {"0x1\tfoo\tvmlinux\tEXPORT_SYMBOL\tN\rS\n", "bad namespace"},   /* CR only at the end is a CRLF line end */
         {"0x1\tfoo\tvmlinux\tEXPORT_SYMBOL\t\n0x2\tfoo\tvmlinux\tEXPORT_SYMBOL\t\n", "duplicate symbol foo"},
         {"0x1\tfoo\tvmlinux\tEXPORT_SYMBOL\t\ngarbage\n", "line 2:"},
     };
@@ -485,6 +488,363 @@ TEST(file_load_errors)
     }
 }
 
+/* ---- compute functions of the commands (cmd_*.c), on hand-made inputs */
+
+/* A module with undefined symbols ("!name" is weak), __versions entries and .modinfo. */
+static void mk_mod(komod_t *m, const char *const *undef, size_t nu, const char *const *vers,
+                   const uint32_t *crcs, size_t nv, const char *modinfo, size_t mlen)
+{
+    memset(m, 0, sizeof *m);
+    m->undef = xcalloc(nu, sizeof *m->undef);
+    for (size_t i = 0; i < nu; i++) {
+        m->undef[i].weak = undef[i][0] == '!';
+        m->undef[i].name = xstrdup(undef[i] + (undef[i][0] == '!'));
+    }
+    m->n_undef = nu;
+    m->has_versions = nv > 0;
+    m->vers = xcalloc(nv, sizeof *m->vers);
+    for (size_t i = 0; i < nv; i++) {
+        m->vers[i].name = xstrdup(vers[i]);
+        m->vers[i].crc = crcs[i];
+    }
+    m->n_vers = nv;
+    ko_parse_modinfo((const unsigned char *)modinfo, mlen, m);
+}
+
+static void mk_build(build_t *b, const char *symvers, bool with_ksym)
+{
+    err_t e;
+    memset(b, 0, sizeof *b);
+    b->path = xstrdup("B");
+    b->label = xstrdup("B");
+    if (symvers) {
+        b->symvers_path = xstrdup("B/Module.symvers");
+        CHECK(parse_str(symvers, &b->symvers, &e) == 0);
+    }
+    if (with_ksym) {
+        b->vmlinux_path = xstrdup("B/vmlinux");
+        exportset_add(&b->ksym, "a", "vmlinux", "", 1, true, EXP_PLAIN);
+        exportset_add(&b->ksym, "b", "vmlinux", "", 2, true, EXP_PLAIN);
+        exportset_add(&b->ksym, "c", "vmlinux", "", 3, true, EXP_GPL);
+        exportset_add(&b->ksym, "d", "vmlinux", "NS", 4, true, EXP_PLAIN);
+        exportset_add(&b->ksym, "e", "vmlinux", "", 5, true, EXP_PLAIN);
+        exportset_add(&b->ksym, "f", "vmlinux", "", 6, true, EXP_PLAIN);
+        exportset_sort(&b->ksym);
+    }
+}
+
+static const disagreement_t *find_dis(const exports_result_t *r, const char *kind, const char *sym)
+{
+    for (size_t i = 0; i < r->n; i++)
+        if (strcmp(r->v[i].kind, kind) == 0 && strcmp(r->v[i].symbol, sym) == 0)
+            return &r->v[i];
+    return NULL;
+}
+
+TEST(exports_compute_kinds)
+{
+    build_t b;
+    mk_build(&b, "0x1\ta\tvmlinux\tEXPORT_SYMBOL\t\n"       /* agrees */
+                 "0x2\tb\tvmlinux\tEXPORT_SYMBOL_GPL\t\n"   /* class */
+                 "0x9\tc\tvmlinux\tEXPORT_SYMBOL_GPL\t\n"   /* crc */
+                 "0x4\td\tvmlinux\tEXPORT_SYMBOL\tOTHER\n"  /* namespace */
+                 "0x5\te\tdrivers/x\tEXPORT_SYMBOL\t\n"     /* owner */
+                 "0x7\tg\tvmlinux\tEXPORT_SYMBOL\t\n"       /* missing in vmlinux */
+                 "0x8\th\tdrivers/y\tEXPORT_SYMBOL\t\n",    /* a module's: not compared */
+             true);                                          /* f: missing in symvers */
+    exports_result_t r;
+    exports_compute(&b, &r);
+    CHECK(r.compared && r.symvers_vmlinux == 5 && b.merged.n == 8);
+    CHECK(r.n == 6);
+    const disagreement_t *d = find_dis(&r, "class", "b");
+    CHECK(d && strcmp(d->symvers, "EXPORT_SYMBOL_GPL") == 0 && strcmp(d->vmlinux, "EXPORT_SYMBOL") == 0);
+    d = find_dis(&r, "crc", "c");
+    CHECK(d && strcmp(d->symvers, "0x00000009") == 0 && strcmp(d->vmlinux, "0x00000003") == 0);
+    d = find_dis(&r, "namespace", "d");
+    CHECK(d && strcmp(d->symvers, "OTHER") == 0 && strcmp(d->vmlinux, "NS") == 0);
+    d = find_dis(&r, "owner", "e");
+    CHECK(d && strcmp(d->symvers, "drivers/x") == 0 && strcmp(d->vmlinux, "vmlinux") == 0);
+    d = find_dis(&r, "missing-in-vmlinux", "g");
+    CHECK(d && strcmp(d->vmlinux, "-") == 0);
+    d = find_dis(&r, "missing-in-symvers", "f");
+    CHECK(d && strcmp(d->symvers, "-") == 0 && strcmp(d->vmlinux, "EXPORT_SYMBOL") == 0);
+    exports_result_free(&r);
+    build_free(&b);
+    /* one source only: nothing compared */
+    mk_build(&b, NULL, true);
+    exports_compute(&b, &r);
+    CHECK(!r.compared && r.n == 0 && r.symvers_vmlinux == 0 && b.merged.n == 6);
+    exports_result_free(&r);
+    build_free(&b);
+}
+
+TEST(module_compute_fields)
+{
+    static const char *const und[] = {"a", "!w"};
+    static const char *const ver[] = {"module_layout", "a"};
+    static const uint32_t crc[] = {0x10, 0x20};
+    static const char mi[] = "license=Proprietary\0depends=x,,y\0name=m";
+    komod_t m;
+    mk_mod(&m, und, 2, ver, crc, 2, mi, sizeof mi);
+    module_result_t r;
+    module_compute(&m, &r);
+    CHECK(m.undef == NULL);   /* ownership moved */
+    CHECK(!r.gpl_compatible);
+    CHECK(r.depends.n == 2 && strcmp(r.depends.v[0], "x") == 0 && strcmp(r.depends.v[1], "y") == 0);
+    CHECK(r.undef_ver[0] && r.undef_ver[0]->crc == 0x20 && r.undef_ver[1] == NULL);
+    CHECK(r.n_extra == 1 && strcmp(r.extra_ver[0]->name, "module_layout") == 0);
+    module_result_free(&r);
+}
+
+static const finding_t *find_finding(const check_result_t *r, const char *kind, const char *sym)
+{
+    for (size_t i = 0; i < r->n_findings; i++)
+        if (strcmp(r->findings[i].kind, kind) == 0 &&
+            (sym ? r->findings[i].symbol && strcmp(r->findings[i].symbol, sym) == 0 : !r->findings[i].symbol))
+            return &r->findings[i];
+    return NULL;
+}
+
+TEST(check_compute_findings)
+{
+    build_t b;
+    mk_build(&b, "0x1\tok_sym\tvmlinux\tEXPORT_SYMBOL\t\n"
+                 "0x2\tgpl_sym\tvmlinux\tEXPORT_SYMBOL_GPL\t\n"
+                 "0x3\tcrc_sym\tvmlinux\tEXPORT_SYMBOL\t\n"
+                 "0x4\tns_sym\tvmlinux\tEXPORT_SYMBOL_GPL\tNS\n"
+                 "0x5\tnover_sym\tvmlinux\tEXPORT_SYMBOL\t\n"
+                 "0x6\tmodule_layout\tvmlinux\tEXPORT_SYMBOL\t\n", false);
+    static const char *const und[] = {"crc_sym", "gone", "gpl_sym", "!gone_weak", "nover_sym", "ns_sym", "ok_sym"};
+    static const char *const ver[] = {"module_layout", "ok_sym", "gpl_sym", "crc_sym", "ns_sym"};
+    static const uint32_t crc[] = {0x66, 0x1, 0x2, 0x33, 0x4};
+    static const char mi[] = "license=BSD\0name=m";   /* not GPL-compatible */
+    komod_t m;
+    mk_mod(&m, und, 7, ver, crc, 5, mi, sizeof mi);
+    check_result_t r;
+    check_compute(&m, &b, &r);
+    CHECK(!r.gpl_ok && r.n_syms == 7);
+    CHECK(find_finding(&r, "unknown-symbol", "gone"));
+    CHECK(!find_finding(&r, "unknown-symbol", "gone_weak"));
+    CHECK(find_finding(&r, "gpl-only", "gpl_sym"));
+    const finding_t *f = find_finding(&r, "crc-mismatch", "crc_sym");
+    CHECK(f && strstr(f->message, "module 0x00000033, build 0x00000003"));
+    CHECK(find_finding(&r, "crc-mismatch", "module_layout"));
+    CHECK(find_finding(&r, "no-version", "nover_sym"));
+    CHECK(find_finding(&r, "namespace-not-imported", "ns_sym") && find_finding(&r, "gpl-only", "ns_sym"));
+    CHECK(r.n_findings == 7);
+    static const char *const status[] = {"crc-mismatch", "unknown", "gpl-only", "weak-missing",
+                                         "no-version", "several", "ok"};
+    for (size_t i = 0; i < 7 && i < r.n_syms; i++)
+        CHECK(strcmp(r.syms[i].status, status[i]) == 0);
+    CHECK(r.syms[6].x && r.syms[6].v && r.syms[6].v->crc == 1 && !r.syms[1].x);
+    check_result_free(&r);
+    ko_free(&m);
+    /* no licence, no __versions against a build with CRCs */
+    static const char mi2[] = "name=m";
+    mk_mod(&m, und + 6, 1, NULL, NULL, 0, mi2, sizeof mi2);
+    check_compute(&m, &b, &r);
+    CHECK(find_finding(&r, "missing-license", NULL) && find_finding(&r, "no-versions-section", NULL));
+    CHECK(r.n_findings == 2 && r.findings[0].symbol == NULL);
+    check_result_free(&r);
+    ko_free(&m);
+    build_free(&b);
+}
+
+TEST(diff_compute_changes)
+{
+    exportset_t a, b;
+    err_t e;
+    CHECK(parse_str("0x1\tgone\tvmlinux\tEXPORT_SYMBOL\t\n"
+                    "0x2\tsame\tvmlinux\tEXPORT_SYMBOL\t\n"
+                    "0x3\tall\tvmlinux\tEXPORT_SYMBOL\t\n", &a, &e) == 0);
+    CHECK(parse_str("0x2\tsame\tvmlinux\tEXPORT_SYMBOL\t\n"
+                    "0x4\tall\tdrivers/x\tEXPORT_SYMBOL_GPL\tNS\n"
+                    "0x5\tnew\tvmlinux\tEXPORT_SYMBOL\t\n", &b, &e) == 0);
+    diff_result_t r;
+    diff_compute(&a, &b, &r);
+    CHECK(r.n == 6);
+    CHECK(r.counts[DIFF_ADDED] == 1 && r.counts[DIFF_REMOVED] == 1 && r.counts[DIFF_CRC] == 1 &&
+          r.counts[DIFF_CLASS] == 1 && r.counts[DIFF_NAMESPACE] == 1 && r.counts[DIFF_OWNER] == 1);
+    /* name order, then crc, class, namespace, owner for one symbol */
+    static const enum diff_kind order[] = {DIFF_CRC, DIFF_CLASS, DIFF_NAMESPACE, DIFF_OWNER, DIFF_REMOVED, DIFF_ADDED};
+    for (size_t i = 0; i < 6 && i < r.n; i++)
+        CHECK(r.v[i].kind == order[i]);
+    CHECK(r.n == 6 && r.v[4].new == NULL && strcmp(r.v[4].old->name, "gone") == 0 &&
+          r.v[5].old == NULL && strcmp(r.v[5].new->name, "new") == 0);
+    diff_result_free(&r);
+    diff_compute(&a, &a, &r);
+    CHECK(r.n == 0);
+    diff_result_free(&r);
+    exportset_free(&a);
+    exportset_free(&b);
+}
+
+TEST(audit_compute_flags)
+{
+    static const char *const und[] = {"kallsyms_lookup_name", "printk", "register_kprobe"};
+    static const char mi[] = "name=m";
+    komod_t m;
+    mk_mod(&m, und, 3, NULL, NULL, 0, mi, sizeof mi);
+    static const unsigned char data[] = "xxkallsyms_lookup_name\0kallsyms_lookup_name";
+    m.datasecs = xcalloc(1, sizeof *m.datasecs);
+    m.datasecs[0] = (ko_datasec_t){xstrdup(".rodata"), 0, data, sizeof data};
+    m.n_datasecs = 1;
+    audit_result_t r;
+    audit_compute(&m, &r);
+    CHECK(r.n == 4);
+    if (r.n == 4) {
+        CHECK(strcmp(r.v[0].kind, "undefined-reference") == 0 && strcmp(r.v[0].what, "kallsyms_lookup_name") == 0);
+        CHECK(strcmp(r.v[1].what, "register_kprobe") == 0 && strcmp(r.v[1].where, ".symtab") == 0);
+        CHECK(strcmp(r.v[2].kind, "string") == 0 && strcmp(r.v[2].where, ".rodata+0x2") == 0);
+        CHECK(strcmp(r.v[3].where, ".rodata+0x17") == 0);
+    }
+    audit_result_free(&r);
+    ko_free(&m);
+}
+
+TEST(seed_compute)
+{
+    strvec_t s = {0};
+    seed_parse_list("a, b\tc,,a", &s);
+    CHECK(s.n == 3 && strcmp(s.v[2], "c") == 0);
+    strvec_free(&s);
+    seed_default_symbols(&s);
+    CHECK(s.n == 10 && strcmp(s.v[0], "task_prio") == 0);
+    strvec_free(&s);
+    build_t b;
+    mk_build(&b, "0x1\ta\tvmlinux\tEXPORT_SYMBOL\t\n", false);
+    seed_dwarf_t d;
+    seed_dwarf_compute(&b, &d);
+    CHECK(d.status == DW_NO_DWARF && strcmp(d.error, "no vmlinux") == 0 && !d.hit[0] && !d.hit[1]);
+    seed_dwarf_free(&d);
+    build_free(&b);
+    char dir[4096];
+    err_t e;
+    const char *ep;
+    snprintf(dir, sizeof dir, "%s/fake_build", builtdir);
+    if (build_open(dir, NULL, BUILD_LOAD_VMLINUX, &b, &ep, &e) != 0) {
+        CHECK(!"fixture fake_build");
+        return;
+    }
+    seed_dwarf_compute(&b, &d);
+    CHECK(d.status == DW_OK);
+    CHECK(d.hit[0] && strcmp(d.hit[0]->want, "perf_trace_global_dirty_state") == 0);
+    CHECK(d.hit[1] && strcmp(d.hit[1]->want, "__traceiter_balance_dirty_pages") == 0 && d.hit[1]->n_params == 13);
+    seed_dwarf_free(&d);
+    build_free(&b);
+}
+
+TEST(decompress_fixtures)
+{
+    filebuf_t plain;
+    if (load(builtdir, "fake_mod.ko", &plain) != 0) {
+        CHECK(!"fixture fake_mod.ko");
+        return;
+    }
+    CHECK(comp_detect(plain.data, plain.size) == COMP_NONE);
+    static const struct { const char *file; enum comp_kind kind; } cases[] = {
+        {"fake_mod.ko.xz", COMP_XZ}, {"fake_mod.ko.zst", COMP_ZSTD}, {"fake_mod.ko.gz", COMP_GZIP},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        filebuf_t fb;
+        err_t e;
+        if (load(builtdir, cases[i].file, &fb) != 0) {
+            CHECK(!"compressed fixture");
+            continue;
+        }
+        CHECK(comp_detect(fb.data, fb.size) == cases[i].kind);
+        /* every truncation fails with a one-line message naming the format */
+        bool clean = true;
+        for (size_t n = 0; n < fb.size; n += 1 + n / 8) {
+            filebuf_t out;
+            if (decomp_buffer(cases[i].kind, fb.data, n, &out, &e) == 0) {
+                clean = false;
+                file_free(&out);
+            } else if (strncmp(e.msg, comp_name(cases[i].kind), strlen(comp_name(cases[i].kind))) != 0) {
+                clean = false;
+            }
+        }
+        CHECK(clean);
+        /* one flipped byte in the middle: an error, or (xz/zstd/gzip checksums) never a silent success */
+        unsigned char *bad = xmalloc(fb.size);
+        memcpy(bad, fb.data, fb.size);
+        bad[fb.size / 2] ^= 0x55;
+        filebuf_t out;
+        CHECK(decomp_buffer(cases[i].kind, bad, fb.size, &out, &e) == -1);
+        free(bad);
+        CHECK(decomp_maybe(&fb, &e) == 0);
+        CHECK(fb.size == plain.size && memcmp(fb.data, plain.data, plain.size) == 0);
+        komod_t m;
+        CHECK(ko_read(fb.data, fb.size, &m, &e) == 0 && m.n_undef == 6);
+        ko_free(&m);
+        file_free(&fb);
+    }
+    file_free(&plain);
+}
+
+TEST(symvers_crlf)
+{
+    exportset_t s;
+    err_t e;
+    CHECK(parse_str("0x1\ta\tvmlinux\tEXPORT_SYMBOL\t\r\n\r\n"
+                    "0x2\tb\tvmlinux\tEXPORT_SYMBOL_GPL\tNS\r\n"
+                    "0x3\tc\tvmlinux\tEXPORT_SYMBOL\r\n", &s, &e) == 0);
+    CHECK(s.n == 3);
+    const export_t *x = exportset_find(&s, "b");
+    CHECK(x && strcmp(x->ns, "NS") == 0 && x->cls == EXP_GPL);
+    x = exportset_find(&s, "c");
+    CHECK(x && x->cls == EXP_PLAIN && x->ns[0] == 0);
+    exportset_free(&s);
+    /* a CR anywhere else is still an error */
+    CHECK(parse_str("0x1\ta\r\tvmlinux\tEXPORT_SYMBOL\t\n", &s, &e) == -1 && strstr(e.msg, "line 1"));
+}
+
+static void touch(const char *dir, const char *name)
+{
+    char *p = xasprintf("%s/%s", dir, name);
+    FILE *f = fopen(p, "w");
+    if (f)
+        fclose(f);
+    free(p);
+}
+
+TEST(find_modules_walk)
+{
+    char tmpl[] = "/tmp/symcheck-tree-XXXXXX";
+    char *d = mkdtemp(tmpl);
+    CHECK(d != NULL);
+    if (!d)
+        return;
+    char *sub = xasprintf("%s/sub", d), *link = xasprintf("%s/link.ko", d);
+    mkdir(sub, 0700);
+    touch(d, "b.ko.xz");
+    touch(d, "a.ko");
+    touch(d, "notes.txt");
+    touch(d, "x.ko.bz2");
+    touch(sub, "c.ko.gz");
+    touch(sub, "d.ko.zst");
+    CHECK(symlink("a.ko", link) == 0);
+    strvec_t v;
+    err_t e;
+    CHECK(find_modules(d, &v, &e) == 0 && v.n == 4);
+    static const char *const want[] = {"/a.ko", "/b.ko.xz", "/sub/c.ko.gz", "/sub/d.ko.zst"};
+    for (size_t i = 0; i < 4 && i < v.n; i++)
+        CHECK(strncmp(v.v[i], d, strlen(d)) == 0 && strcmp(v.v[i] + strlen(d), want[i]) == 0);
+    strvec_free(&v);
+    CHECK(find_modules(sub, &v, &e) == 0 && v.n == 2);
+    strvec_free(&v);
+    char *none = xasprintf("%s/none", d);
+    CHECK(find_modules(none, &v, &e) == -1 && strstr(e.msg, "no such"));
+    mkdir(none, 0700);
+    CHECK(find_modules(none, &v, &e) == -1 && strstr(e.msg, "no modules"));
+    char *cmd = xasprintf("rm -rf '%s'", d);
+    CHECK(system(cmd) == 0);
+    free(cmd);
+    free(none);
+    free(sub);
+    free(link);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1)
@@ -493,6 +853,7 @@ int main(int argc, char **argv)
         builtdir = argv[2];
     RUN(symvers_valid);
     RUN(symvers_errors);
+    RUN(symvers_crlf);
     RUN(licences);
     RUN(modinfo_parse);
     RUN(ko_fake);
@@ -503,6 +864,14 @@ int main(int argc, char **argv)
     RUN(json_strings);
     RUN(tables);
     RUN(file_load_errors);
+    RUN(exports_compute_kinds);
+    RUN(module_compute_fields);
+    RUN(check_compute_findings);
+    RUN(diff_compute_changes);
+    RUN(audit_compute_flags);
+    RUN(seed_compute);
+    RUN(decompress_fixtures);
+    RUN(find_modules_walk);
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

@@ -1,0 +1,52 @@
+/* Helpers shared by the commands. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "decomp.h"
+
+int usage_error(const char *fmt, const char *arg)
+{
+    fputs("symcheck: ", stderr);
+    fprintf(stderr, fmt, arg ? arg : "");
+    fputs(" (see symcheck --help)\n", stderr);
+    return EXIT_TROUBLE;
+}
+
+int report_error(const char *file, const err_t *e)
+{
+    fprintf(stderr, "symcheck: %s: %s\n", file, e->msg);
+    return EXIT_TROUBLE;
+}
+
+void crcstr(char *buf, size_t n, uint32_t crc, bool has)
+{
+    if (has)
+        snprintf(buf, n, "0x%08x", crc);
+    else
+        snprintf(buf, n, "-");
+}
+
+int load_ko(const char *path, filebuf_t *fb, komod_t *m)
+{
+    err_t e;
+    if (file_load(path, fb, &e) != 0)
+        return report_error(path, &e);
+    if (decomp_maybe(fb, &e) != 0) {
+        file_free(fb);
+        return report_error(path, &e);
+    }
+    if (ko_read(fb->data, fb->size, m, &e) != 0) {
+        file_free(fb);
+        return report_error(path, &e);
+    }
+    return 0;
+}
+
+bool ko_version_is_undef(const komod_t *m, const ko_version_t *v)
+{
+    for (size_t k = 0; k < m->n_undef; k++)
+        if (strcmp(m->undef[k].name, v->name) == 0)
+            return true;
+    return false;
+}

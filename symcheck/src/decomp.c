@@ -1,0 +1,221 @@
+#include "decomp.h"
+
+#include <lzma.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+#include <zstd.h>
+
+enum comp_kind comp_detect(const unsigned char *buf, size_t len)
+{
+    if (len >= 6 && memcmp(buf, "\xfd" "7zXZ\0", 6) == 0)
+        return COMP_XZ;
+    if (len >= 4 && memcmp(buf, "\x28\xb5\x2f\xfd", 4) == 0)
+        return COMP_ZSTD;
+    if (len >= 2 && buf[0] == 0x1f && buf[1] == 0x8b)
+        return COMP_GZIP;
+    return COMP_NONE;
+}
+
+const char *comp_name(enum comp_kind k)
+{
+    switch (k) {
+    case COMP_XZ: return "xz";
+    case COMP_ZSTD: return "zstd";
+    case COMP_GZIP: return "gzip";
+    case COMP_NONE: break;
+    }
+    return "none";
+}
+
+/* Output buffer that grows by doubling up to DECOMP_MAX_SIZE. */
+typedef struct {
+    unsigned char *p;
+    size_t n, cap;
+} outbuf_t;
+
+/* Make room for more output; returns false when the limit is reached. */
+static bool out_grow(outbuf_t *o, size_t hint)
+{
+    if (o->cap >= DECOMP_MAX_SIZE)
+        return false;
+    size_t want = o->cap ? o->cap * 2 : (hint < 4096 ? 4096 : hint);
+    if (want > DECOMP_MAX_SIZE)
+        want = DECOMP_MAX_SIZE;
+    o->p = xrealloc(o->p, want);
+    o->cap = want;
+    return true;
+}
+
+static int xz_decompress(const unsigned char *buf, size_t len, outbuf_t *o, err_t *e)
+{
+    lzma_stream s = LZMA_STREAM_INIT;
+    if (lzma_stream_decoder(&s, UINT64_MAX, LZMA_CONCATENATED) != LZMA_OK) {
+        err_set(e, "xz: cannot initialise the decoder");
+        return -1;
+    }
+    s.next_in = buf;
+    s.avail_in = len;
+    lzma_ret r = LZMA_OK;
+    while (r == LZMA_OK) {
+        if (o->n == o->cap && !out_grow(o, len * 4)) {
+            lzma_end(&s);
+            err_set(e, "xz: decompressed size over %zu bytes", DECOMP_MAX_SIZE);
+            return -1;
+        }
+        s.next_out = o->p + o->n;
+        s.avail_out = o->cap - o->n;
+        r = lzma_code(&s, LZMA_FINISH);
+        o->n = o->cap - s.avail_out;
+    }
+    lzma_end(&s);
+    if (r == LZMA_STREAM_END)
+        return 0;
+    if (r == LZMA_BUF_ERROR)
+        err_set(e, "xz: truncated input");
+    else if (r == LZMA_MEM_ERROR || r == LZMA_MEMLIMIT_ERROR)
+        err_set(e, "xz: out of memory");
+    else if (r == LZMA_FORMAT_ERROR)
+        err_set(e, "xz: not xz data after the first stream");
+    else if (r == LZMA_OPTIONS_ERROR)
+        err_set(e, "xz: unsupported compression options");
+    else
+        err_set(e, "xz: corrupt data (lzma error %d)", (int)r);
+    return -1;
+}
+
+static int zstd_decompress(const unsigned char *buf, size_t len, outbuf_t *o, err_t *e)
+{
+    ZSTD_DCtx *dc = ZSTD_createDCtx();
+    if (!dc) {
+        err_set(e, "zstd: cannot initialise the decoder");
+        return -1;
+    }
+    ZSTD_inBuffer in = {buf, len, 0};
+    size_t r = 1;   /* 0: a frame just ended */
+    while (in.pos < in.size) {
+        if (o->n == o->cap && !out_grow(o, len * 4)) {
+            ZSTD_freeDCtx(dc);
+            err_set(e, "zstd: decompressed size over %zu bytes", DECOMP_MAX_SIZE);
+            return -1;
+        }
+        ZSTD_outBuffer out = {o->p, o->cap, o->n};
+        r = ZSTD_decompressStream(dc, &out, &in);
+        o->n = out.pos;
+        if (ZSTD_isError(r)) {
+            err_set(e, "zstd: corrupt data (%s)", ZSTD_getErrorName(r));
+            ZSTD_freeDCtx(dc);
+            return -1;
+        }
+    }
+    /* all input consumed: flush what the decoder still holds */
+    while (r != 0 && o->n == o->cap && out_grow(o, 0)) {
+        ZSTD_outBuffer out = {o->p, o->cap, o->n};
+        r = ZSTD_decompressStream(dc, &out, &in);
+        o->n = out.pos;
+        if (ZSTD_isError(r))
+            break;
+    }
+    ZSTD_freeDCtx(dc);
+    if (r != 0) {
+        err_set(e, ZSTD_isError(r) ? "zstd: corrupt data" : "zstd: truncated input");
+        return -1;
+    }
+    return 0;
+}
+
+/* One gzip member from *pos; *pos moves past it. */
+static int gzip_member(z_stream *z, const unsigned char *buf, size_t len, size_t *pos, outbuf_t *o, err_t *e)
+{
+    z->next_in = (unsigned char *)buf + *pos;
+    z->avail_in = (uInt)(len - *pos > UINT32_MAX ? UINT32_MAX : len - *pos);
+    int r = Z_OK;
+    while (r == Z_OK || r == Z_BUF_ERROR) {
+        if (o->n == o->cap && !out_grow(o, len * 4)) {
+            err_set(e, "gzip: decompressed size over %zu bytes", DECOMP_MAX_SIZE);
+            return -1;
+        }
+        size_t room = o->cap - o->n;
+        z->next_out = o->p + o->n;
+        z->avail_out = (uInt)(room > UINT32_MAX ? UINT32_MAX : room);
+        uInt before_in = z->avail_in, before_out = z->avail_out;
+        r = inflate(z, Z_NO_FLUSH);
+        o->n += before_out - z->avail_out;
+        *pos += before_in - z->avail_in;
+        if (r == Z_BUF_ERROR && z->avail_in == 0 && z->avail_out > 0)
+            break;   /* needs more input than there is */
+    }
+    if (r == Z_STREAM_END)
+        return 0;
+    if (r == Z_BUF_ERROR)
+        err_set(e, "gzip: truncated input");
+    else if (r == Z_MEM_ERROR)
+        err_set(e, "gzip: out of memory");
+    else
+        err_set(e, "gzip: corrupt data (%s)", z->msg ? z->msg : "zlib error");
+    return -1;
+}
+
+static int gzip_decompress(const unsigned char *buf, size_t len, outbuf_t *o, err_t *e)
+{
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) {   /* gzip wrapper only */
+        err_set(e, "gzip: cannot initialise the decoder");
+        return -1;
+    }
+    size_t pos = 0;
+    int r = 0;
+    /* concatenated members, as gzip -d reads them */
+    while (r == 0 && pos < len) {
+        if (pos > 0 && comp_detect(buf + pos, len - pos) != COMP_GZIP) {
+            err_set(e, "gzip: trailing garbage after the compressed data");
+            r = -1;
+            break;
+        }
+        inflateReset(&z);
+        r = gzip_member(&z, buf, len, &pos, o, e);
+    }
+    inflateEnd(&z);
+    return r;
+}
+
+int decomp_buffer(enum comp_kind k, const unsigned char *buf, size_t len, filebuf_t *out, err_t *e)
+{
+    outbuf_t o = {0};
+    int r;
+    memset(out, 0, sizeof *out);
+    switch (k) {
+    case COMP_XZ: r = xz_decompress(buf, len, &o, e); break;
+    case COMP_ZSTD: r = zstd_decompress(buf, len, &o, e); break;
+    case COMP_GZIP: r = gzip_decompress(buf, len, &o, e); break;
+    default:
+        err_set(e, "not compressed");
+        r = -1;
+    }
+    if (r == 0 && o.n == 0) {
+        err_set(e, "%s: empty after decompression", comp_name(k));
+        r = -1;
+    }
+    if (r != 0) {
+        free(o.p);
+        return -1;
+    }
+    out->data = o.p;
+    out->size = o.n;
+    out->mapped = false;
+    return 0;
+}
+
+int decomp_maybe(filebuf_t *fb, err_t *e)
+{
+    enum comp_kind k = comp_detect(fb->data, fb->size);
+    if (k == COMP_NONE)
+        return 0;
+    filebuf_t plain;
+    if (decomp_buffer(k, fb->data, fb->size, &plain, e) != 0)
+        return -1;
+    file_free(fb);
+    *fb = plain;
+    return 0;
+}

@@ -1,0 +1,22 @@
+/* Compressed modules (.ko.xz, .ko.zst, .ko.gz): detection by magic bytes, in-memory decompression. */
+#ifndef SYMCHECK_DECOMP_H
+#define SYMCHECK_DECOMP_H
+
+#include "util.h"
+
+enum comp_kind { COMP_NONE, COMP_XZ, COMP_ZSTD, COMP_GZIP };
+
+/* Largest decompressed image accepted (a module is a few MiB; this stops bombs). */
+#define DECOMP_MAX_SIZE ((size_t)1 << 30)
+
+enum comp_kind comp_detect(const unsigned char *buf, size_t len);
+const char *comp_name(enum comp_kind k);
+
+/* Decompress buf into a heap buffer *out (out->mapped false). The whole input must be
+ * one or more complete streams. Returns 0, or -1 with e set ("xz: truncated input", ...). */
+int decomp_buffer(enum comp_kind k, const unsigned char *buf, size_t len, filebuf_t *out, err_t *e);
+
+/* If fb holds compressed data, replace it with the decompressed image. Returns 0 or -1. */
+int decomp_maybe(filebuf_t *fb, err_t *e);
+
+#endif
