@@ -85,11 +85,13 @@ class VariantResult:
     timings: Mapping[str, float] = field(default_factory=dict)
     error: Optional[StepError] = None
     facts: Mapping[str, Any] = field(default_factory=dict)  # accel, kaslr, guest_kernel, ...
+    seeds: tuple = ()               # the seed patches this variant's series carries
+    kernel_line: str = ""
 
     def __post_init__(self):
         for name in ("samplers", "timings", "facts"):
             object.__setattr__(self, name, frozen(getattr(self, name)))
-        for name in ("series", "symbols", "values", "notes", "guest_errors"):
+        for name in ("series", "symbols", "values", "notes", "guest_errors", "seeds"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
 
     def rows(self):
@@ -129,6 +131,7 @@ class VariantResult:
                "error": self.error.to_json() if self.error else None,
                "symbols": [c.to_json() for c in self.symbols],
                "values": [c.to_json() for c in self.values],
+               "kernel_line": self.kernel_line, "seeds": list(self.seeds),
                "samplers": _plain(self.samplers), "notes": list(self.notes),
                "counts": self.counts, "timings": _plain(self.timings)}
         out.update(_plain(self.facts))

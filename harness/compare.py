@@ -7,7 +7,7 @@ stack). A value no oracle covers yet is reported with agree = None and does
 not count towards the verdict.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Mapping, Optional
 
 from .checks import Check, frozen
@@ -362,3 +362,39 @@ def compare_variant(data, truth, stress_cycles=0, variant=None, ustack_names=Non
                          for s in data["sampler"]}),
         notes=tuple(notes), guest_errors=tuple(data["errors"]),
         resolve_ns=next((r["ns"] for r in data["resolve"]), None))
+
+
+# The value kinds each sampler of probe-module produces.
+SAMPLER_KINDS = {"prio": ("prio",), "migratetype": ("pageblock", "migratetype"),
+                 "ustack": ("ustack",), "blockdev": ("blockdev",),
+                 "writeback": ("writeback",), "symbols": ()}
+DEGRADED_REASON = "the variant's expectation says this sampler degrades"
+
+
+def expect_degraded(found, degraded=()):
+    """A check per sampler: available, unless the variant says it must degrade.
+
+    An unexpected degradation fails (its own row besides the values it could
+    not give); an expected one passes when the sampler did report itself
+    unavailable, and the values it could not give are unchecked with the
+    reason, not failures.
+    """
+    rows = []
+    for name, sm in found.samplers.items():
+        must_degrade = name in degraded
+        rows.append(Check("sampler", name,
+                          {"module": "available" if sm["available"] else
+                           f"unavailable ({sm['missing']})",
+                           "expected": "unavailable" if must_degrade else "available"},
+                          sm["available"] != must_degrade,
+                          reason=DEGRADED_REASON if must_degrade else None))
+    for name in degraded:
+        if name not in found.samplers:
+            rows.append(Check("sampler", name, {"module": None, "expected": "unavailable"},
+                              False, reason=DEGRADED_REASON))
+    gone = {k for name in degraded if not found.samplers.get(name, {}).get("available", True)
+            for k in SAMPLER_KINDS.get(name, ())}
+    values = tuple(replace(c, agree=None, reason=DEGRADED_REASON)
+                   if c.kind in gone and c.get("module") is None and c.agree is False else c
+                   for c in found.values)
+    return replace(found, values=tuple(rows) + values)

@@ -94,7 +94,8 @@ def _base_result(variant, tree=None, **kw):
     return VariantResult(name=variant.name, description=variant.description,
                          module_mode=variant.module_mode,
                          series=tuple(p.name for p in _series(variant)),
-                         tree_key=tree.key if tree else None, **kw)
+                         tree_key=tree.key if tree else None, seeds=variant.seeds,
+                         kernel_line=variant.kernel_line, **kw)
 
 
 def _series(variant):
@@ -153,7 +154,8 @@ def run_variant(variant, tree, vdir, opts, steps):
     # The guest program is static and not PIE: its frames name without a load base.
     names = addr2line.function_names(initramfs.build_guest_program("ustack.c", opts.cache),
                                      [f["ip"] for f in data["frame"]])
-    found = compare.compare_variant(data, truth, opts.stress, variant, names)
+    found = compare.expect_degraded(compare.compare_variant(data, truth, opts.stress, variant,
+                                                            names), variant.degraded)
     steps.lap("compare")
     facts["resolve_ns"] = found.resolve_ns
     facts["bench"] = data["bench"]

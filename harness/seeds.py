@@ -1,7 +1,8 @@
 """The nine seed patches: their status in the 6.1 port and the runtime evidence for each.
 
-Each seed names the checks that back its status by id: "symbol:<name>" and
-"<kind>:<key>" rows that must exist, or a whole kind ("prio") that must have
+A seed is checked on every variant whose file says it carries it
+(variants/*.toml, `seeds`). Each seed names the checks that back its status
+by id: "symbol:<name>" and "<kind>:<key>" rows that must exist, or a whole kind ("prio") that must have
 at least one row. A named check that is missing fails the seed instead of
 vanishing from the evidence, so a renamed label or key cannot weaken it. The
 seed holds when everything it names was made and agrees. patches/README.md
@@ -13,38 +14,36 @@ SEEDS = [
      "status": "superseded",
      "why": "vmalloc_sync_mappings() is gone since v5.8 (73f693c3a705); the module's "
             "tracepoint probes, in vmalloc'd module memory, run without it",
-     "variant": "exports", "ids": ["writeback:gds_hits", "writeback:bdp_hits"]},
+     "ids": ["writeback:gds_hits", "writeback:bdp_hits"]},
     {"seed": "2/9", "title": "bpf: allow up to 13 arguments for tracepoints",
      "status": "ported",
      "why": "literal port: argument 13 still rejected by the verifier (exports); completed "
             "by patches/bpf13: argument 13 readable",
-     "variant": "exports", "also": "bpf13",
      "ids": ["bpf:arg12/readable", "bpf:arg13/readable"]},
     {"seed": "3/9", "title": "writeback: tracing: pass global_wb_domain as tracepoint parameter",
      "status": "ported", "why": "dirty_limit read through the tracepoint argument",
-     "variant": "exports",
      "ids": ["writeback:dirty_limit/tracepoint-arg", "bpf:arg12/arg1-domain"]},
     {"seed": "4/9", "title": "stacktrace: export-GPL stack_trace_save_user",
      "status": "ported", "why": "user stack captured through the export",
-     "variant": "exports", "ids": ["symbol:stack_trace_save_user"], "kinds": ["ustack"]},
+     "ids": ["symbol:stack_trace_save_user"], "kinds": ["ustack"]},
     {"seed": "5/9", "title": "sched: export-GPL task_prio", "status": "ported",
-     "why": "every task's priority read through the export", "variant": "exports",
-     "ids": ["symbol:task_prio"], "kinds": ["prio"]},
+     "why": "every task's priority read through the export", "ids": ["symbol:task_prio"],
+     "kinds": ["prio"]},
     {"seed": "6/9", "title": "mm: export-GPL get_pageblock_migratetype", "status": "ported",
      "why": "every pageblock's migratetype read through get_pfnblock_flags_mask()",
-     "variant": "exports", "ids": ["symbol:get_pfnblock_flags_mask"],
+     "ids": ["symbol:get_pfnblock_flags_mask"],
      "kinds": ["migratetype", "pageblock"]},
     {"seed": "7/9", "title": "block: genhd: export-GPL gendisk_name", "status": "superseded",
      "why": "disk_name() is gone since v5.15 (abd2864a3e46); names come from "
             "disk->disk_name and dev_name() and match sysfs",
-     "variant": "exports", "kinds": ["blockdev"]},
+     "kinds": ["blockdev"]},
     {"seed": "8/9", "title": "block: genhd: export-GPL generic disk device type",
      "status": "ported", "why": "disks enumerated with the disk type from the getter",
-     "variant": "exports", "ids": ["symbol:gendisk_device_type", "symbol:disk_type"],
+     "ids": ["symbol:gendisk_device_type", "symbol:disk_type"],
      "kinds": ["blockdev"]},
     {"seed": "9/9", "title": "block: genhd: export-GPL generic disk block class",
      "status": "ported", "why": "the block class walked through the getter",
-     "variant": "exports", "ids": ["symbol:gendisk_block_class", "symbol:block_class"],
+     "ids": ["symbol:gendisk_block_class", "symbol:block_class"],
      "kinds": ["blockdev"]},
 ]
 
@@ -63,24 +62,22 @@ def _evidence(seed, result):
 
 
 def evaluate(results):
-    """One row per seed for the report; `holds` is None when its variant did not run.
+    """One row per seed for the report; `holds` is None when no variant that carries it ran.
 
-    `results` maps variant names to VariantResult.
+    `results` maps variant names to VariantResult; a seed is checked on every
+    variant whose series carries it (the `seeds` of its variant file).
     """
     rows = []
     for seed in SEEDS:
-        names = [seed["variant"]] + ([seed["also"]] if "also" in seed else [])
-        checks, missing, ran = [], [], True
-        for name in names:
-            result = results.get(name)
-            if result is None or not result.ran:
-                ran = False
-                continue
-            found, absent = _evidence(seed, result)
+        names = [n for n, r in results.items() if seed["seed"] in r.seeds]
+        checks, missing = [], []
+        ran = [n for n in names if results[n].ran]
+        for name in ran:
+            found, absent = _evidence(seed, results[name])
             checks += found
             missing += [f"{name}: {m}" for m in absent]
-        holds = None if not ran else (not missing and bool(checks)
-                                      and all(c.agree is not False for c in checks))
+        holds = None if not ran or len(ran) < len(names) else \
+            (not missing and bool(checks) and all(c.agree is not False for c in checks))
         rows.append({"seed": seed["seed"], "title": seed["title"], "status": seed["status"],
                      "why": seed["why"], "variants": names, "checks": len(checks),
                      "agree": sum(c.agree is True for c in checks), "missing": missing,

@@ -294,3 +294,36 @@ def test_fifo_and_deadline_tasks_against_the_scenario():
     # module, gdb and /proc agree on a wrong value: only the scenario notices
     assert failing(rt_dl(-50, -101)) == [("prio", "pid 11")]       # MAX_RT_PRIO - p
     assert failing(rt_dl(-51, -1)) == [("prio", "pid 12")]         # p->prio, not task_prio
+
+
+SAMPLERS = ["sampler name=prio available=1 missing=-",
+            "sampler name=blockdev available={b} missing={m}"]
+
+
+def with_samplers(blockdev_available, degraded=()):
+    b, m = (1, "-") if blockdev_available else (0, "block_class")
+    extra = [l.format(b=b, m=m) for l in SAMPLERS]
+    if not blockdev_available:      # the module lists no devices; sysfs still does
+        d = data(extra=extra)
+        d["bdev"] = []
+        truth = with_memory(d, TRUTH)
+        truth["results"]["bdevs"] = []
+    else:
+        d = data(extra=extra)
+        truth = with_memory(d, TRUTH)
+    return as_report(compare.expect_degraded(compare.compare_variant(d, truth), degraded))
+
+
+def test_an_unexpected_degradation_fails_on_its_own_row():
+    r = with_samplers(False)
+    assert ("sampler", "blockdev") in failing(r)
+    assert {k for k, _ in failing(r)} == {"sampler", "blockdev"}
+
+
+def test_an_expected_degradation_is_unchecked_with_its_reason():
+    r = with_samplers(False, degraded=("blockdev",))
+    assert failing(r) == [] and r["verdict"] == "pass"
+    rows = [v for v in r["values"] if v["kind"] == "blockdev"]
+    assert rows and all(v["agree"] is None and "degrades" in v["reason"] for v in rows)
+    # a sampler that was expected to degrade but did not is a failure too
+    assert failing(with_samplers(True, degraded=("blockdev",))) == [("sampler", "blockdev")]

@@ -111,8 +111,8 @@ def test_every_sampler_checked(ab_run, variant):
     by_kind = {}
     for x in v["values"]:
         by_kind.setdefault(x["kind"], []).append(x)
-    assert set(by_kind) == {"snapshot", "prio", "pageblock", "migratetype", "blockdev",
-                            "ustack", "writeback", "bpf", "symcheck"}
+    assert set(by_kind) == {"sampler", "snapshot", "prio", "pageblock", "migratetype",
+                            "blockdev", "ustack", "writeback", "bpf", "symcheck"}
     assert all(x["agree"] for x in v["values"]), [x for x in v["values"] if not x["agree"]]
     # ram0 with two partitions and ram1, as the guest set them up, in sysfs, the
     # module's text and memory, and gdb's walk of the block class
@@ -290,9 +290,27 @@ def test_optional_symbol_missing_degrades(tmp_path, ab_run):
     assert v["samplers"]["blockdev"] == {"available": False, "missing": "block_class"}
     assert all(sm["available"] for n, sm in v["samplers"].items() if n != "blockdev")
     bad = [x for x in v["values"] if not x["agree"]]
-    # only the degraded sampler disagrees: sysfs lists devices the module could not
-    assert bad and all(x["kind"] == "blockdev" and src(x, "module") is None for x in bad)
+    # only the degraded sampler disagrees: its own row, and sysfs lists devices
+    # the module could not
+    assert [x["id"] for x in bad if x["kind"] == "sampler"] == ["sampler:blockdev"]
+    assert all(x["kind"] == "blockdev" and src(x, "module") is None
+               for x in bad if x["kind"] != "sampler")
     assert "sampler blockdev reported itself unavailable" in v["notes"]
+
+
+def test_a_user_variant_that_expects_the_degradation_passes(tmp_path, ab_run):
+    """A variant defined only in a user's file, next to a built-in one: the
+    same kernel as kallsyms, but its file says blockdev must degrade."""
+    mine = tmp_path / "mine.toml"
+    mine.write_text((paths.REPO / "variants" / "kallsyms.toml").read_text()
+                    .replace("[expect]", '[expect]\ndegraded = ["blockdev"]'))
+    p = harness("run", "--variants", "mine,kallsyms", "--variant-file", str(mine),
+                "--runs-dir", str(tmp_path), "--insmod-args", "simulate_missing=block_class")
+    rep = json.loads((tmp_path / "latest" / "report.json").read_text())
+    assert rep["variants"]["mine"]["verdict"] == "pass", p.stderr[-2000:]
+    assert rep["variants"]["kallsyms"]["verdict"] == "fail"      # it expects every sampler
+    assert p.returncode == 1
+    assert rep["variants"]["mine"]["tree_key"] == rep["variants"]["kallsyms"]["tree_key"]
 
 
 def test_gpl_only_exports_refuse_other_licences(tmp_path, ab_run):

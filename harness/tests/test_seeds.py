@@ -4,9 +4,12 @@ from harness import seeds
 from harness.checks import Check, StepError, VariantResult
 
 
-def result(values, symbols=(), name="exports", error=None):
+ALL = tuple(f"{i}/9" for i in range(1, 10))
+
+
+def result(values, symbols=(), name="exports", error=None, seeds=ALL):
     return VariantResult(name, "test", "exports", symbols=tuple(symbols), values=tuple(values),
-                         error=error)
+                         error=error, seeds=seeds)
 
 
 def check(kind, key, agree=True):
@@ -55,9 +58,13 @@ def test_a_renamed_check_is_missing_evidence_not_less_evidence():
     assert row(seeds.evaluate({"exports": result(relabelled)}), "3/9")["holds"] is True
 
 
-def test_not_run_without_its_variant():
-    rows = seeds.evaluate({"kallsyms": result(GOOD, name="kallsyms")})
-    assert all(r["holds"] is None for r in rows)
+def test_not_run_without_a_variant_that_carries_it():
+    rows = seeds.evaluate({"kallsyms": result(GOOD, name="kallsyms", seeds=())})
+    assert all(r["holds"] is None and r["variants"] == [] for r in rows)
+    # every variant that carries a seed is checked for it
+    two = {"exports": result(GOOD), "bpf13": result(GOOD, name="bpf13")}
+    assert row(seeds.evaluate(two), "1/9")["variants"] == ["exports", "bpf13"]
+    assert row(seeds.evaluate(two), "1/9")["checks"] == 4
     err = StepError("panic", "boom", 31, "panic")
     rows = seeds.evaluate({"exports": result(GOOD, error=err)})
     assert all(r["holds"] is None for r in rows)
