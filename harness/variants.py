@@ -103,7 +103,7 @@ class _File:
             m = re.match(r"\s*\[([^\]]+)\]", line)
             if m:
                 current = m.group(1).strip()
-                if key is None and current == table:
+                if current == (table if key is None else key):
                     return n
                 continue
             if key is not None and current == table and re.match(rf"\s*{re.escape(key)}\s*=",

@@ -1,0 +1,91 @@
+"""Variant files: the built-ins, a user's own, and every bad file named by file:line."""
+
+import pytest
+
+from harness import paths, variants
+from harness.errors import HarnessError
+
+EXPORTS = (paths.REPO / "variants" / "exports.toml").read_text()
+
+
+def write(tmp_path, name, text):
+    f = tmp_path / f"{name}.toml"
+    f.write_text(text)
+    return f
+
+
+def line_of(text, needle):
+    return next(n for n, l in enumerate(text.splitlines(), 1) if needle in l)
+
+
+def test_builtins_are_the_old_table():
+    v = variants.VARIANTS
+    assert list(variants.DEFAULT) == ["exports", "kallsyms", "stock", "bpf13"]
+    assert [v[n].module_mode for n in variants.DEFAULT] == ["exports", "kallsyms", "kprobe",
+                                                            "exports"]
+    assert (v["exports"].bpf_max_arg, v["bpf13"].bpf_max_arg) == (12, 13)
+    assert v["exports"].domain_arg and not v["kallsyms"].domain_arg
+    assert v["debug"].fragments == ("base.config", "debug.config") and not v["debug"].default
+    assert v["debug"].series_dir == paths.REPO / "patches" / "exports"
+    assert set(v["exports"].seeds) == {f"{i}/9" for i in range(1, 10)} and not v["stock"].seeds
+
+
+def test_a_user_file_with_its_own_series(tmp_path):
+    (tmp_path / "mine").mkdir()
+    f = write(tmp_path, "mine", EXPORTS.replace('series = "exports"', 'series_dir = "mine"'))
+    known = variants.load(files=[f], directories=[])
+    assert known["mine"].series_dir == tmp_path / "mine"
+    # a user directory works the same way
+    assert "mine" in variants.load(directories=[tmp_path])
+
+
+BAD = [
+    ("not TOML", lambda t: t.replace('module_mode = "exports"', "module_mode = exports"),
+     "module_mode = exports", "not TOML"),
+    ("unknown key", lambda t: t.replace("bpf_max_arg = 12", "bpf_max_arg = 12\nfoo = 1"),
+     "foo = 1", "unknown key [expect] 'foo'"),
+    ("wrong type", lambda t: t.replace("domain_arg = true", "domain_arg = 1"),
+     "domain_arg = 1", "domain_arg must be a bool, not int"),
+    ("bad mode", lambda t: t.replace('module_mode = "exports"', 'module_mode = "magic"'),
+     'module_mode = "magic"', "module_mode 'magic' is not one of"),
+    ("unknown table", lambda t: t.replace("[kernel]", "[kernelx]"), "[kernelx]",
+     "unknown key 'kernelx'"),
+    ("missing fragment", lambda t: t.replace('["base.config"]', '["nope.config"]'),
+     "fragments =", "fragment 'nope.config' is not a file"),
+    ("bad seed", lambda t: t.replace('"9/9"]', '"10/9"]'), "seeds =", "seeds ['10/9']"),
+    ("bpf arg range", lambda t: t.replace("bpf_max_arg = 12", "bpf_max_arg = 14"),
+     "bpf_max_arg = 14", "outside 1..13"),
+    ("both series keys", lambda t: t.replace('series = "exports"',
+                                             'series = "exports"\nseries_dir = "x"'),
+     "[build]", "exactly one of series"),
+    ("missing required", lambda t: t.replace('package = "linux-source-6.1"\n', ""),
+     "[kernel]", "lacks the required key 'package'"),
+]
+
+
+@pytest.mark.parametrize("what,edit,line,message", BAD, ids=[b[0] for b in BAD])
+def test_a_bad_file_is_a_usage_error_naming_file_and_line(tmp_path, what, edit, line,
+                                                           message):
+    text = edit(EXPORTS)
+    f = write(tmp_path, "bad", text)
+    with pytest.raises(HarnessError) as e:
+        variants.load(files=[f], directories=[])
+    assert e.value.exit_status == 2
+    assert e.value.message.startswith(f"{f}:{line_of(text, line)}: "), e.value.message
+    assert message in e.value.message
+    assert "\n" not in e.value.one_line()
+
+
+def test_a_name_defined_twice_and_a_missing_file(tmp_path):
+    f = write(tmp_path, "exports", EXPORTS)
+    with pytest.raises(HarnessError) as e:
+        variants.load(files=[f], directories=[])
+    assert "already defined by" in e.value.message and e.value.exit_status == 2
+    with pytest.raises(HarnessError) as e:
+        variants.load(files=[tmp_path / "nope.toml"], directories=[])
+    assert "variant file not found" in e.value.message
+
+
+def test_defaults_per_kernel_line():
+    assert variants.defaults(variants.VARIANTS, ("6.1",)) == list(variants.DEFAULT)
+    assert variants.defaults(variants.VARIANTS, ("9.9",)) == []
