@@ -87,6 +87,7 @@ class VariantResult:
     facts: Mapping[str, Any] = field(default_factory=dict)  # accel, kaslr, guest_kernel, ...
     seeds: tuple = ()               # the seed patches this variant's series carries
     kernel_line: str = ""
+    role: str = ""                  # its row in the kernel x variant matrix
 
     def __post_init__(self):
         for name in ("samplers", "timings", "facts"):
@@ -131,7 +132,8 @@ class VariantResult:
                "error": self.error.to_json() if self.error else None,
                "symbols": [c.to_json() for c in self.symbols],
                "values": [c.to_json() for c in self.values],
-               "kernel_line": self.kernel_line, "seeds": list(self.seeds),
+               "kernel_line": self.kernel_line, "role": self.role or self.name,
+               "seeds": list(self.seeds),
                "samplers": _plain(self.samplers), "notes": list(self.notes),
                "counts": self.counts, "timings": _plain(self.timings)}
         out.update(_plain(self.facts))

@@ -65,28 +65,43 @@ def bpf_arg13(result):
     return rows[0].get("module") if rows else None
 
 
-# (id, what, extractor, must be identical, why it may differ)
+# Across kernel lines (6.1 and 6.12 in one run), some rows that must match
+# within a line may differ: the kernels lay out memory and zones themselves.
+PER_LINE = ("must be identical within a kernel line; another kernel line lays out its "
+            "memory map and zones itself (pageblock_order is MAX_ORDER - 1 on 6.1 and "
+            "MAX_PAGE_ORDER on 6.12, the boot allocations differ)")
+
+# (id, what, extractor, must be identical, why it may differ,
+#  why it may differ across kernel lines: None = must match on every line)
 CHECKS = [
-    ("scenario-prio", "scenario task priorities (in scenario order)", scenario_prios, True, None),
-    ("blockdevs", "block devices (name, dev, sectors)", blockdevs, True, None),
+    ("scenario-prio", "scenario task priorities (in scenario order)", scenario_prios, True, None,
+     None),
+    ("blockdevs", "block devices (name, dev, sectors)", blockdevs, True, None, None),
     ("ustack-names", "user stack: function of each frame (eu-addr2line)", ustack_names, True,
-     None),
+     None, None),
     ("ustack-addresses", "user stack: the program's return addresses", ustack_addresses, True,
-     None),
-    ("pageblock-count", "number of pageblocks", pageblock_count, True, None),
+     None, None),
+    ("pageblock-count", "number of pageblocks", pageblock_count, True, None, PER_LINE),
     ("migratetype-hist", "migratetype histogram", migratetype_hist, False,
      "early boot allocations differ with the kernel image size, so a few pageblocks "
      "may change type; each variant's histogram is checked against its own "
-     "/proc/pagetypeinfo and gdb"),
+     "/proc/pagetypeinfo and gdb", None),
     ("symbol-addresses", "resolved kernel addresses", symbol_addresses, False,
      "each variant is a different vmlinux (and the modes resolve different names); "
-     "each address is checked against its own vmlinux and /proc/kallsyms"),
+     "each address is checked against its own vmlinux and /proc/kallsyms", None),
     ("dirty-limit", "global dirty limit (pages)", dirty_limit, False,
      "derived from free memory at the time of writeback, which follows the kernel's "
-     "own footprint; checked per variant against gdb"),
+     "own footprint; checked per variant against gdb", None),
     ("bpf-arg13", "raw tracepoint program reads argument 13", bpf_arg13, False,
-     "by design: only the bpf13 series lets a program read the 13th argument"),
+     "by design: only the bpf13 series lets a program read the 13th argument", None),
 ]
+
+
+def _differs(values):
+    """(identical, names without rows) of one group of extracted values."""
+    present = [x for x in values.values() if x is not None]
+    absent = sorted(n for n, x in values.items() if x is None)
+    return (not absent and all(x == present[0] for x in present)), absent
 
 
 def compare(results):
@@ -95,28 +110,38 @@ def compare(results):
     `results` maps variant names to VariantResult; only variants whose guest
     ran are compared. A must-match row that one compared variant has and
     another lacks is flagged too: a missing row must not pass as "identical".
+    A row that must match only within a kernel line is compared per line.
     """
     ran = {n: r for n, r in results.items() if r.ran}
     rows = []
     if len(ran) < 2:
         return rows
-    for cid, what, extract, must_match, why in CHECKS:
+    lines = {}
+    for n, r in ran.items():
+        lines.setdefault(r.kernel_line, []).append(n)
+    for cid, what, extract, must_match, why, across_lines in CHECKS:
         values = {n: extract(r) for n, r in ran.items()}
-        present = [x for x in values.values() if x is not None]
-        absent = sorted(n for n, x in values.items() if x is None)
-        if not present or (not must_match and len(present) < 2):
+        if all(x is None for x in values.values()) or \
+                (not must_match and sum(x is not None for x in values.values()) < 2):
             continue                # nothing to compare (no variant has such rows)
-        identical = not absent and all(x == present[0] for x in present)
-        flagged = must_match and not identical
-        if flagged and absent:
-            reason = f"must be identical, and {', '.join(absent)} has no such rows"
+        identical, absent = _differs(values)
+        groups = [{n: values[n] for n in names} for names in lines.values()] \
+            if across_lines else [values]
+        bad = [_differs(g) for g in groups if any(x is not None for x in g.values())]
+        flagged = must_match and not all(same for same, _ in bad)
+        missing = sorted({n for _, gone in bad for n in gone})
+        if flagged and missing:
+            reason = f"must be identical, and {', '.join(missing)} has no such rows"
         elif flagged:
             reason = "must be identical: same scenario, programs and machine"
+        elif not identical:
+            reason = across_lines if must_match else why
         else:
-            reason = why if not identical else None
+            reason = None
         rows.append({"id": cid, "what": what,
                      "values": {n: _show(x) for n, x in values.items()},
                      "identical": identical, "must_match": must_match, "flagged": flagged,
+                     "scope": "kernel line" if across_lines else "all",
                      "why": reason})
     return rows
 

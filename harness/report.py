@@ -25,8 +25,50 @@ def assemble(meta, results, order):
     rep["variants"] = {n: results[n].to_json() for n in order if n in results}
     rep["seeds"] = seeds.evaluate(results)
     rep["across"] = crossvariant.compare(results)
+    rep["matrix"] = matrix(results, order)
     rep["verdict"] = overall_verdict(rep["variants"], rep["seeds"], rep["across"])
     return rep
+
+
+def _line_key(line):
+    return tuple(int(x) if x.isdigit() else x for x in line.split("."))
+
+
+def matrix(results, order):
+    """Kernel line x variant: {"lines": [...], "rows": [{"role", "cells": {line: cell}}]}."""
+    lines = sorted({r.kernel_line for r in results.values()}, key=_line_key)
+    rows = {}
+    for name in order:
+        r = results.get(name)
+        if r is None:
+            continue
+        c = r.counts
+        rows.setdefault(r.role or name, {})[r.kernel_line] = {
+            "variant": name, "verdict": r.verdict,
+            "error": r.error.verdict if r.error else None,
+            "agree": c["symbols_agree"] + c["values_agree"],
+            "checked": c["symbols"] + c["values"] - c["unchecked"]}
+    return {"lines": lines, "rows": [{"role": k, "cells": v} for k, v in rows.items()]}
+
+
+def _matrix(report, out):
+    m = report.get("matrix")
+    if not m or not m["rows"] or len(m["lines"]) > mdtables.MAX_COLUMNS - 1:
+        return
+    out.append("## Kernel line × variant")
+    out.append("")
+    out.append("Verdict and checks agreeing per variant on each kernel line; rows that must "
+               "match within a kernel line only are marked so in \"Across variants\".")
+    out.append("")
+
+    def cell(c):
+        if c is None:
+            return "not run"
+        what = f"**{c['error']}**" if c["error"] else c["verdict"]
+        return f"{what} ({c['agree']}/{c['checked']}, `{c['variant']}`)"
+    _table(out, ["variant"] + m["lines"],
+           [[r["role"]] + [cell(r["cells"].get(line)) for line in m["lines"]]
+            for r in m["rows"]])
 
 
 def write_all(rundir, report):
@@ -236,6 +278,7 @@ def markdown(report):
                "`report.html` (pageblock maps, A/B view, charts).")
     out.append("")
     _summary(report, out)
+    _matrix(report, out)
     _seeds(report, out)
     _across(report, out)
     _by_kind(report, out)

@@ -95,7 +95,7 @@ def _base_result(variant, tree=None, **kw):
                          module_mode=variant.module_mode,
                          series=tuple(p.name for p in _series(variant)),
                          tree_key=tree.key if tree else None, seeds=variant.seeds,
-                         kernel_line=variant.kernel_line, **kw)
+                         kernel_line=variant.kernel_line, role=variant.matrix_row, **kw)
 
 
 def _series(variant):

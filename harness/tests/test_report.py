@@ -177,3 +177,31 @@ def test_write_all_writes_report_html_beside_the_others(tmp_path):
     page = (tmp_path / "report.html").read_text()
     assert page.startswith("<!DOCTYPE html>") and page.count('<figure class="pbmap"') == 0
     assert "task_prio() of the scenario tasks" in page
+
+
+def test_kernel_line_matrix_and_rows_that_must_match_only_within_a_line(tmp_path):
+    def blocks(name, line, n, role=None):
+        rows = [Check("pageblock", f"DMA32 pfn {i:#x}", {"module": 1, "gdb_bitmap": 1}, True,
+                      info={"zone": "DMA32", "node": 0, "pfn": i}) for i in range(n)]
+        return result(name, values=[prio(1, scenario=20)] + rows, kernel_line=line,
+                      role=role or name)
+    a, b = blocks("exports", "6.1", 4), blocks("exports-6.12", "6.12", 5, role="exports")
+    c = blocks("stock-6.12", "6.12", 5, role="stock")
+    r = write(tmp_path, a, b, c)
+    row = [x for x in r["across"] if x["id"] == "pageblock-count"][0]
+    assert not row["identical"] and not row["flagged"] and "kernel line" in row["why"]
+    assert r["matrix"]["lines"] == ["6.1", "6.12"]
+    cells = {x["role"]: x["cells"] for x in r["matrix"]["rows"]}
+    assert cells["exports"]["6.12"]["variant"] == "exports-6.12" and "6.1" not in cells["stock"]
+    md = (tmp_path / "report.md").read_text()
+    assert "| variant | 6.1 | 6.12 |" in md
+    assert "| stock | not run | pass (7/7, `stock-6.12`) |" in md
+    # within one line the same difference is flagged
+    d = blocks("kallsyms-6.12", "6.12", 6, role="kallsyms")
+    r = write(tmp_path, a, b, d)
+    row = [x for x in r["across"] if x["id"] == "pageblock-count"][0]
+    assert row["flagged"] and r["verdict"] == "fail"
+    # a row that must match on every line is flagged across lines
+    e = replace(b, values=(prio(1, scenario=21, module=21),) + b.values[1:])
+    r = write(tmp_path, a, e)
+    assert [x["id"] for x in r["across"] if x["flagged"]] == ["scenario-prio"]
