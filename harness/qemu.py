@@ -1,7 +1,6 @@
 """QEMU session: boot one variant, drive its serial console, expose a private gdbstub."""
 
 import os
-import re
 import shutil
 import signal
 import tempfile

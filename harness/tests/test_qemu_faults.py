@@ -1,6 +1,5 @@
 """Console classification, with a shell script standing in for QEMU."""
 
-import os
 import time
 
 import pytest

@@ -2,12 +2,11 @@
 (modprobe --dump-modversions, depmod -e -E) and an independent Python reading of the files."""
 import json
 import os
-import shutil
 import struct
 
-import pytest
 
-from symcheck_testlib import run, symcheck, tool, elf_sections, parse_depmod, nm_undefined, modinfo_field
+from symcheck_testlib import run, symcheck, tool, elf_sections, parse_depmod, nm_undefined, \
+    modinfo_field, dump_modversions
 
 MIN_SAMPLE = 50
 
@@ -40,16 +39,6 @@ def py_versions(path):
         crc, = struct.unpack_from("<Q", data, i)
         name = data[i + 8:i + 64].split(b"\0", 1)[0].decode()
         out.append((name, crc & 0xffffffff))
-    return out
-
-
-def dump_modversions(path):
-    r = run([tool("modprobe"), "--dump-modversions", path])
-    assert r.returncode == 0, r.stderr
-    out = []
-    for line in r.stdout.splitlines():
-        crc, name = line.split("\t")
-        out.append((name, int(crc, 16) & 0xffffffff))
     return out
 
 
