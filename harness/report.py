@@ -22,7 +22,8 @@ def assemble(meta, results, order):
     VariantResult (a snapshot); `order` is the order the variants were asked for.
     """
     rep = dict(meta)
-    rep["variants"] = {n: results[n].to_json() for n in order if n in results}
+    results = {n: results[n] for n in order if n in results}       # in the order asked for
+    rep["variants"] = {n: r.to_json() for n, r in results.items()}
     rep["seeds"] = seeds.evaluate(results)
     rep["across"] = crossvariant.compare(results)
     rep["matrix"] = matrix(results, order)
