@@ -9,6 +9,10 @@ kernel image (addresses, early allocations) or the series itself (BPF
 argument 13) may differ, and each row says why.
 """
 
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+
 
 def scenario_prios(result):
     """task_prio() of the scenario's tasks in scenario order (their pids may differ)."""
@@ -36,7 +40,9 @@ def ustack_names(result):
 
 
 def ustack_addresses(result):
-    rows = _ids(result, [f"ustack:ret/{d}" for d in range(3)])
+    """The return addresses the program recorded (keys ret/<depth>), deepest call last."""
+    rows = sorted((c for c in result.of_kind("ustack") if c.key.startswith("ret/")),
+                  key=lambda c: int(c.key.split("/")[1]))
     return tuple(str(c.get("module")) for c in rows) if rows else None
 
 
@@ -71,30 +77,44 @@ PER_LINE = ("must be identical within a kernel line; another kernel line lays ou
             "memory map and zones itself (pageblock_order is MAX_ORDER - 1 on 6.1 and "
             "MAX_PAGE_ORDER on 6.12, the boot allocations differ)")
 
-# (id, what, extractor, must be identical, why it may differ,
-#  why it may differ across kernel lines: None = must match on every line)
-CHECKS = [
-    ("scenario-prio", "scenario task priorities (in scenario order)", scenario_prios, True, None,
-     None),
-    ("blockdevs", "block devices (name, dev, sectors)", blockdevs, True, None, None),
-    ("ustack-names", "user stack: function of each frame (eu-addr2line)", ustack_names, True,
-     None, None),
-    ("ustack-addresses", "user stack: the program's return addresses", ustack_addresses, True,
-     None, None),
-    ("pageblock-count", "number of pageblocks", pageblock_count, True, None, PER_LINE),
-    ("migratetype-hist", "migratetype histogram", migratetype_hist, False,
-     "early boot allocations differ with the kernel image size, so a few pageblocks "
-     "may change type; each variant's histogram is checked against its own "
-     "/proc/pagetypeinfo and gdb", None),
-    ("symbol-addresses", "resolved kernel addresses", symbol_addresses, False,
-     "each variant is a different vmlinux (and the modes resolve different names); "
-     "each address is checked against its own vmlinux and /proc/kallsyms", None),
-    ("dirty-limit", "global dirty limit (pages)", dirty_limit, False,
-     "derived from free memory at the time of writeback, which follows the kernel's "
-     "own footprint; checked per variant against gdb", None),
-    ("bpf-arg13", "raw tracepoint program reads argument 13", bpf_arg13, False,
-     "by design: only the bpf13 series lets a program read the 13th argument", None),
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    what: str
+    kind: str               # the kind of check rows it reads
+    extract: Callable       # VariantResult -> comparable value, None when its rows are missing
+    must_match: bool
+    why: Optional[str] = None           # why a difference is expected (must_match False)
+    across_lines: Optional[str] = None  # why it may differ across kernel lines (None: it may not)
+
+
+RULES = [
+    Rule("scenario-prio", "scenario task priorities (in scenario order)", "prio",
+         scenario_prios, True),
+    Rule("blockdevs", "block devices (name, dev, sectors)", "blockdev", blockdevs, True),
+    Rule("ustack-names", "user stack: function of each frame (eu-addr2line)", "ustack",
+         ustack_names, True),
+    Rule("ustack-addresses", "user stack: the program's return addresses", "ustack",
+         ustack_addresses, True),
+    Rule("pageblock-count", "number of pageblocks", "pageblock", pageblock_count, True,
+         across_lines=PER_LINE),
+    Rule("migratetype-hist", "migratetype histogram", "migratetype", migratetype_hist, False,
+         "early boot allocations differ with the kernel image size, so a few pageblocks "
+         "may change type; each variant's histogram is checked against its own "
+         "/proc/pagetypeinfo and gdb"),
+    Rule("symbol-addresses", "resolved kernel addresses", "symbol", symbol_addresses, False,
+         "each variant is a different vmlinux (and the modes resolve different names); "
+         "each address is checked against its own vmlinux and /proc/kallsyms"),
+    Rule("dirty-limit", "global dirty limit (pages)", "writeback", dirty_limit, False,
+         "derived from free memory at the time of writeback, which follows the kernel's "
+         "own footprint; checked per variant against gdb"),
+    Rule("bpf-arg13", "raw tracepoint program reads argument 13", "bpf", bpf_arg13, False,
+         "by design: only the bpf13 series lets a program read the 13th argument"),
 ]
+
+
+def _has_kind(result, kind):
+    return bool(result.symbols) if kind == "symbol" else bool(result.of_kind(kind))
 
 
 def _differs(values):
@@ -108,9 +128,9 @@ def compare(results):
     """Rows {id, what, values: {variant: value}, identical, must_match, flagged, why}.
 
     `results` maps variant names to VariantResult; only variants whose guest
-    ran are compared. A must-match row that one compared variant has and
-    another lacks is flagged too: a missing row must not pass as "identical".
-    A row that must match only within a kernel line is compared per line.
+    ran are compared. A must-match row that a compared variant lacks, while
+    some variant has checks of the rule's kind, is flagged too: a missing or
+    renamed check must not pass as "identical". A row that must match only within a kernel line is compared per line.
     """
     ran = {n: r for n, r in results.items() if r.ran}
     rows = []
@@ -119,15 +139,19 @@ def compare(results):
     lines = {}
     for n, r in ran.items():
         lines.setdefault(r.kernel_line, []).append(n)
-    for cid, what, extract, must_match, why, across_lines in CHECKS:
-        values = {n: extract(r) for n, r in ran.items()}
-        if all(x is None for x in values.values()) or \
+    for rule in RULES:
+        cid, what, must_match, why, across_lines = (rule.id, rule.what, rule.must_match,
+                                                    rule.why, rule.across_lines)
+        values = {n: rule.extract(r) for n, r in ran.items()}
+        # Rows of the rule's kind but none of the ids it reads: a renamed check,
+        # which must not make a must-match row vanish.
+        if not any(_has_kind(r, rule.kind) for r in ran.values()) or \
                 (not must_match and sum(x is not None for x in values.values()) < 2):
             continue                # nothing to compare (no variant has such rows)
         identical, absent = _differs(values)
         groups = [{n: values[n] for n in names} for names in lines.values()] \
             if across_lines else [values]
-        bad = [_differs(g) for g in groups if any(x is not None for x in g.values())]
+        bad = [_differs(g) for g in groups]
         flagged = must_match and not all(same for same, _ in bad)
         missing = sorted({n for _, gone in bad for n in gone})
         if flagged and missing:

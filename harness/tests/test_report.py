@@ -205,3 +205,16 @@ def test_kernel_line_matrix_and_rows_that_must_match_only_within_a_line(tmp_path
     e = replace(b, values=(prio(1, scenario=21, module=21),) + b.values[1:])
     r = write(tmp_path, a, e)
     assert [x["id"] for x in r["across"] if x["flagged"]] == ["scenario-prio"]
+
+
+def test_a_renamed_check_flags_its_must_match_rule_in_every_variant(tmp_path):
+    def frames(name, key):
+        rows = [Check("ustack", f"{key}/{d}", {"eu_addr2line": f, "program": f}, True)
+                for d, f in enumerate(("level3", "level2", "level1", "main"))]
+        return result(name, values=[prio(1, scenario=20)] + rows)
+    r = write(tmp_path, frames("exports", "fn"), frames("kallsyms", "fn"))
+    assert [x["identical"] for x in r["across"] if x["id"] == "ustack-names"] == [True]
+    # the same rows under another key in both variants: the rule reads nothing
+    r = write(tmp_path, frames("exports", "function"), frames("kallsyms", "function"))
+    row = [x for x in r["across"] if x["id"] == "ustack-names"][0]
+    assert row["flagged"] and "exports, kallsyms has no such rows" in row["why"]
