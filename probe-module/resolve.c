@@ -127,7 +127,7 @@ unsigned long ksymlab_pfnblock_flags(const struct page *page,
 	return get_pfnblock_flags_mask(page, pfn, mask);
 }
 
-struct class *ksymlab_block_class(void)
+const struct class *ksymlab_block_class(void)
 {
 	return gendisk_block_class();
 }
@@ -214,9 +214,9 @@ unsigned long ksymlab_pfnblock_flags(const struct page *page,
 	return fn(page, pfn, mask);
 }
 
-struct class *ksymlab_block_class(void)
+const struct class *ksymlab_block_class(void)
 {
-	return (struct class *)ksymlab_addr(KSYM_BLOCK_CLASS);
+	return (const struct class *)ksymlab_addr(KSYM_BLOCK_CLASS);
 }
 
 const struct device_type *ksymlab_disk_type(void)
