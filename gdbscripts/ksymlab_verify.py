@@ -21,11 +21,11 @@ import linux.device
 import linux.tasks
 import linux.utils
 
-# include/linux/sched/prio.h: MAX_RT_PRIO is MAX_USER_RT_PRIO (100) in 6.1.
+# include/linux/sched/prio.h: MAX_RT_PRIO is 100 in 6.1 and 6.12.
 # It is a macro, absent from DWARF, so it is stated here as the oracle's own
 # constant rather than taken from the kernel code under test.
 MAX_RT_PRIO = 100
-# arch/x86/include/asm/sparsemem.h (x86_64): SECTION_SIZE_BITS 27, and
+# arch/x86/include/asm/sparsemem.h (x86_64, 6.1 and 6.12): SECTION_SIZE_BITS 27, and
 # PAGE_SHIFT 12, so a memory section holds 2^15 pages. Macros, stated here.
 PFN_SECTION_SHIFT = 27 - 12
 PAGES_PER_SECTION = 1 << PFN_SECTION_SHIFT
@@ -128,15 +128,33 @@ def read_pageblocks(order):
     return out
 
 
+def block_class_devices():
+    """The block class's devices, through the tree's own scripts/gdb helper.
+
+    6.1: struct class points to its subsys_private (class->p) and
+    class_for_each_device() takes the class. Since v6.4 (2df418cf4b72,
+    "driver core: class: remove subsystem private pointer from struct
+    class") it does not: 6.12's class_for_each_device() takes the
+    subsys_private, found on class_kset by its ->class pointer.
+    """
+    cls = gdb.parse_and_eval("block_class")
+    if any(f.name == "p" for f in cls.type.strip_typedefs().fields()):
+        return linux.device.class_for_each_device(cls)
+    for sp in linux.device.for_each_class():
+        if int(sp["class"]) == int(cls.address):
+            return linux.device.class_for_each_device(sp)
+    raise SystemExit("ksymlab-gdb: block_class is not registered on class_kset")
+
+
 def read_block_class():
     """Every device of the block class: disks and partitions, by the class's klist."""
     bdev_type = gdb.lookup_type("struct block_device").pointer()
     disk_type = symbol_address("disk_type")
     part_type = symbol_address("part_type")
     out = []
-    for dev in linux.device.class_for_each_device(gdb.parse_and_eval("block_class")):
+    for dev in block_class_devices():
         kind = {disk_type: "disk", part_type: "part"}.get(int(dev["type"]), "other")
-        # Disks and partitions are both the bd_device of a block_device in 6.1.
+        # Disks and partitions are both the bd_device of a block_device (6.1, 6.12).
         bdev = linux.utils.container_of(dev, bdev_type, "bd_device")
         devt = int(dev["devt"])
         out.append({"name": linux.device.dev_name(dev), "type": kind,

@@ -39,8 +39,18 @@ int ksymlab_blockdev_show(struct seq_file *m, void *v)
 	}
 	mutex_lock(&ksymlab_results_lock);
 	ksymlab_results.nr_bdevs = 0;
+#ifdef KSYMLAB_CONST_CLASS_ITER
 	class_dev_iter_init(&iter, ksymlab_block_class(), NULL,
 			    ksymlab_disk_type());
+#else
+	/*
+	 * Before v6.4 (Kbuild sets KSYMLAB_CONST_CLASS_ITER from v6.4 on),
+	 * class_dev_iter_init() took a non-const class; the module only
+	 * reads it either way.
+	 */
+	class_dev_iter_init(&iter, (struct class *)ksymlab_block_class(), NULL,
+			    ksymlab_disk_type());
+#endif
 	while ((dev = class_dev_iter_next(&iter))) {
 		struct gendisk *disk = dev_to_disk(dev);
 		struct block_device *part;

@@ -2,6 +2,7 @@
 #ifndef KSYMLAB_H
 #define KSYMLAB_H
 
+#include <linux/device.h>
 #include <linux/mmzone.h>
 #include <linux/mutex.h>
 #include <linux/proc_fs.h>
@@ -9,8 +10,6 @@
 #include <linux/sched.h>
 #include <linux/types.h>
 
-struct class;
-struct device_type;
 struct wb_domain;
 
 /*
@@ -28,7 +27,7 @@ unsigned int ksymlab_stack_trace_save_user(unsigned long *store,
 					   unsigned int size);
 unsigned long ksymlab_pfnblock_flags(const struct page *page,
 				     unsigned long pfn, unsigned long mask);
-struct class *ksymlab_block_class(void);
+const struct class *ksymlab_block_class(void);
 const struct device_type *ksymlab_disk_type(void);
 struct wb_domain *ksymlab_global_wb_domain(void);
 int ksymlab_bench_calls(struct seq_file *m, unsigned long calls);

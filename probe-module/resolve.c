@@ -23,6 +23,8 @@
 #include <linux/stacktrace.h>
 #include <linux/string.h>
 
+#include <asm/ibt.h>
+
 #include "ksymlab.h"
 
 #if defined(KSYMLAB_MODE_EXPORTS)
@@ -127,7 +129,7 @@ unsigned long ksymlab_pfnblock_flags(const struct page *page,
 	return get_pfnblock_flags_mask(page, pfn, mask);
 }
 
-struct class *ksymlab_block_class(void)
+const struct class *ksymlab_block_class(void)
 {
 	return gendisk_block_class();
 }
@@ -157,6 +159,7 @@ typedef unsigned long (*ksymlab_flags_fn)(const struct page *page,
 static int ksymlab_find_lookup(void)
 {
 	struct kprobe kp = { .symbol_name = "kallsyms_lookup_name" };
+	unsigned long addr;
 	int ret;
 
 	ret = register_kprobe(&kp);
@@ -165,9 +168,22 @@ static int ksymlab_find_lookup(void)
 		       KSYMLAB_METHOD, ret);
 		return -ENOENT;
 	}
-	ksymlab_lookup_sym.addr = (unsigned long)kp.addr;
-	ksymlab_lookup_sym.method = "kprobe";
+	addr = (unsigned long)kp.addr;
 	unregister_kprobe(&kp);
+	/*
+	 * With CONFIG_X86_KERNEL_IBT (a default-n prompt in 6.1, default y in
+	 * 6.12) every function starts with ENDBR64 and
+	 * arch_adjust_kprobe_addr() puts a probe on a symbol just after it,
+	 * so kp.addr is the symbol + ENDBR_INSN_SIZE. Step back to the
+	 * symbol: an indirect call must land on the ENDBR under IBT, and the
+	 * address is then the one kallsyms and gdb give. Without IBT,
+	 * ENDBR_INSN_SIZE is 0 and is_endbr() false.
+	 */
+	if (ENDBR_INSN_SIZE &&
+	    is_endbr(*(const u32 *)(addr - ENDBR_INSN_SIZE)))
+		addr -= ENDBR_INSN_SIZE;
+	ksymlab_lookup_sym.addr = addr;
+	ksymlab_lookup_sym.method = "kprobe";
 	return 0;
 }
 #else
@@ -214,9 +230,9 @@ unsigned long ksymlab_pfnblock_flags(const struct page *page,
 	return fn(page, pfn, mask);
 }
 
-struct class *ksymlab_block_class(void)
+const struct class *ksymlab_block_class(void)
 {
-	return (struct class *)ksymlab_addr(KSYM_BLOCK_CLASS);
+	return (const struct class *)ksymlab_addr(KSYM_BLOCK_CLASS);
 }
 
 const struct device_type *ksymlab_disk_type(void)

@@ -176,6 +176,15 @@ int main(int argc, char **argv)
 	memset(&got, 0, sizeof(got));
 	if (syscall(SYS_sched_getattr, 0, &got, sizeof(got), 0))
 		return die(1, "sched_getattr", errno);
+	/*
+	 * Since 857b158dc5e8 ("sched/eevdf: Use sched_attr::sched_runtime to
+	 * set request/slice suggestion", 6.12) sched_getattr() reports a fair
+	 * task's slice (the base slice when none was requested) as
+	 * sched_runtime; 6.1 reports 0. So runtime is compared for deadline
+	 * and real-time tasks only, where both kernels report what was set.
+	 */
+	if (policies[i].kind == NICE)
+		got.sched_runtime = attr.sched_runtime;
 	if (got.sched_policy != attr.sched_policy || got.sched_nice != attr.sched_nice ||
 	    got.sched_priority != attr.sched_priority ||
 	    got.sched_runtime != attr.sched_runtime ||

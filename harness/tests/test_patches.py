@@ -1,8 +1,13 @@
-"""Patches and module sources: checkpatch --strict clean, and every series applies with git am."""
+"""Patches and module sources: checkpatch --strict clean, and every series applies with git am.
+
+Two kernel lines, each with its own tarball, patch root and checkpatch:
+6.1 (patches/<series>/) and 6.12 (patches/6.12/<series>/).
+"""
 
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -12,11 +17,28 @@ pytestmark = pytest.mark.e2e
 
 SERIES = ["exports", "kallsyms", "bpf13"]
 
+# kernel line -> (Debian source tarball, patch root)
+LINES = {
+    "6.1": (Path("/usr/src/linux-source-6.1.tar.xz"), paths.REPO / "patches"),
+    "6.12": (Path("/usr/src/linux-source-6.12.tar.xz"), paths.REPO / "patches" / "6.12"),
+}
 
-@pytest.fixture(scope="module")
-def tree():
-    """A built tree from the cache (extracted tarball, no .git: checkpatch's usual setting)."""
-    return kernel.prepare(variants.VARIANTS["stock"], paths.cache_root(), paths.default_tarball())
+
+def series_patches(line, series):
+    return variants.select([series], LINES[line][1])[0].patches()
+
+
+_trees = {}
+
+
+def tree(line):
+    """A built stock tree of that line from the cache (extracted tarball, no .git:
+    checkpatch's usual setting), built on first use."""
+    if line not in _trees:
+        tarball, root = LINES[line]
+        _trees[line] = kernel.prepare(variants.select(["stock"], root)[0],
+                                      paths.cache_root(), tarball)
+    return _trees[line]
 
 
 def checkpatch(tree, *args):
@@ -25,21 +47,24 @@ def checkpatch(tree, *args):
 
 
 def all_patches():
-    files = set()
-    for s in SERIES:
-        files.update(p.resolve() for p in variants.VARIANTS[s].patches())
-    return sorted(files)
+    out = set()
+    for line in LINES:
+        for s in SERIES:
+            out.update((line, p.resolve()) for p in series_patches(line, s))
+    return sorted(out)
 
 
-@pytest.mark.parametrize("patch", all_patches(), ids=lambda p: p.name)
-def test_patch_is_checkpatch_clean(tree, patch):
-    p = checkpatch(tree, str(patch))
+@pytest.mark.parametrize("line,patch", all_patches(),
+                         ids=lambda x: x.name if isinstance(x, Path) else x)
+def test_patch_is_checkpatch_clean(line, patch):
+    p = checkpatch(tree(line), str(patch))
     assert "total: 0 errors, 0 warnings, 0 checks" in p.stdout, p.stdout[-3000:]
 
 
-def test_module_sources_are_checkpatch_clean(tree):
+@pytest.mark.parametrize("line", LINES)
+def test_module_sources_are_checkpatch_clean(line):
     files = sorted(str(f) for f in paths.PROBE_MODULE.iterdir() if f.suffix in (".c", ".h"))
-    p = checkpatch(tree, "--no-tree", "-f", *files)
+    p = checkpatch(tree(line), "--no-tree", "-f", *files)
     totals = re.findall(r"^total: .*$", p.stdout, re.M)
     assert len(totals) == len(files)
     assert all(t.startswith("total: 0 errors, 0 warnings, 0 checks") for t in totals), p.stdout
@@ -52,25 +77,33 @@ def touched_files(patches):
     return files
 
 
-@pytest.fixture(scope="module")
-def pristine(tmp_path_factory):
-    """The files any series modifies, from the tarball in one pass: git am needs no more."""
-    files = set()
-    for s in SERIES:
-        files |= touched_files(variants.VARIANTS[s].patches())
-    out = tmp_path_factory.mktemp("pristine")
-    top = subprocess.run(["tar", "-tf", str(paths.default_tarball())], capture_output=True,
-                         text=True, check=True).stdout.split("/", 1)[0]
-    subprocess.run(["tar", "-xf", str(paths.default_tarball()), "-C", str(out),
-                    "--strip-components=1", *[f"{top}/{f}" for f in sorted(files)]], check=True)
-    return out
+_pristine = {}
 
 
+def pristine(line, tmp_path_factory):
+    """The files any series of that line modifies, from its tarball in one pass:
+    git am needs no more."""
+    if line not in _pristine:
+        tarball = LINES[line][0]
+        files = set()
+        for s in SERIES:
+            files |= touched_files(series_patches(line, s))
+        out = tmp_path_factory.mktemp(f"pristine-{line}")
+        top = subprocess.run(["tar", "-tf", str(tarball)], capture_output=True,
+                             text=True, check=True).stdout.split("/", 1)[0]
+        subprocess.run(["tar", "-xf", str(tarball), "-C", str(out),
+                        "--strip-components=1", *[f"{top}/{f}" for f in sorted(files)]],
+                       check=True)
+        _pristine[line] = out
+    return _pristine[line]
+
+
+@pytest.mark.parametrize("line", LINES)
 @pytest.mark.parametrize("series", SERIES)
-def test_series_applies_with_git_am(tmp_path, pristine, series):
-    patches = variants.VARIANTS[series].patches()
+def test_series_applies_with_git_am(tmp_path, tmp_path_factory, line, series):
+    patches = series_patches(line, series)
     repo = tmp_path / "linux"
-    shutil.copytree(pristine, repo)
+    shutil.copytree(pristine(line, tmp_path_factory), repo)
     git = ["git", "-c", "user.name=ksymlab test", "-c", "user.email=test@ksymlab.invalid"]
     subprocess.run(git + ["init", "-q"], cwd=repo, check=True)
     subprocess.run(git + ["add", "-f", "."], cwd=repo, check=True)
@@ -84,3 +117,8 @@ def test_series_applies_with_git_am(tmp_path, pristine, series):
     if series == "exports":
         # the ported RFC patches keep their author
         assert all(l.startswith("Mathieu Desnoyers|") for l in log[:-1])
+
+
+@pytest.mark.parametrize("line", LINES)
+def test_stock_series_is_empty(line):
+    assert series_patches(line, "stock") == []
