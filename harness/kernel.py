@@ -234,7 +234,7 @@ class Base:
     src: Path
     n_patches: int      # how many of the derived variant's patches it already holds
     reverse: tuple = ()     # the base's own tail after those, recorded in the base, last first
-    touched: int = 0        # files the reversed plus the applied patches touch
+    touched: int = 0        # distinct files the reversed and the applied patches touch
 
 
 # A patch touching one of these may change what tinyconfig + fragments give,
@@ -285,6 +285,48 @@ def _record_series(patches, root):
     return out
 
 
+def _adopt(variant, tarball_digest, patches, root):
+    """Record the series of a complete tree built before trees recorded theirs.
+
+    Its key, which hashes the names and contents of the patches with the same
+    build inputs, equals this variant's, so these patch files are the ones it
+    was built from. The record goes beside the tree (<key>.record/), leaving
+    the tree itself untouched. Returns True when written."""
+    side = root.parent / f"{root.name}.record"
+    if side.exists():
+        return False
+    tmp = root.parent / f".tmp-{root.name}.record-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    record = _record_series(patches, tmp)
+    (tmp / "record.json").write_text(json.dumps({
+        "key": root.name, "variant": variant.name, "series": record,
+        "build_inputs": build_inputs(tarball_digest, variant.fragments)}, indent=2) + "\n")
+    try:
+        os.rename(tmp, side)
+    except OSError:                 # another process adopted it first
+        shutil.rmtree(tmp, ignore_errors=True)
+        return False
+    return True
+
+
+def _record_of(manifest_file):
+    """(record dict, directory its files are relative to) of a complete tree, or None."""
+    try:
+        m = json.loads(manifest_file.read_text())
+    except (OSError, ValueError):
+        return None
+    if isinstance(m, dict) and "series" in m and "build_inputs" in m:
+        return m, manifest_file.parent
+    side = manifest_file.parent.parent / f"{manifest_file.parent.name}.record"
+    try:
+        r = json.loads((side / "record.json").read_text())
+    except (OSError, ValueError):
+        return None
+    r.setdefault("variant", m.get("variant", "?") if isinstance(m, dict) else "?")
+    return r, side
+
+
 def _recorded_tail(tree_root, record, n):
     """The recorded patch files of a base tree after the first n, as Paths; None when any
     is missing or no longer has the recorded content."""
@@ -301,6 +343,7 @@ def _recorded_tail(tree_root, record, n):
 
 
 def _touched(patches):
+    """How many distinct files the patches rewrite."""
     return len({f for p in patches for f in _patched_paths(p)})
 
 
@@ -314,8 +357,8 @@ def find_base(variant, tarball, cache, quiet=False):
     one by content: their differing tail is reversed (the exact files recorded
     in the base, last first) and this variant's tail applied. A candidate is
     skipped when a reversed or applied patch touches a configuration input.
-    The one whose reversed plus applied patches touch the fewest files wins;
-    on a tie a plain prefix, then the longer common prefix.
+    The one whose reversed and applied patches touch the fewest distinct files
+    wins; on a tie a plain prefix, then the longer common prefix.
     """
     patches = variant.patches()
     digest = _tarball_digest(tarball, variant.package)
@@ -338,18 +381,21 @@ def find_base(variant, tarball, cache, quiet=False):
             key = manifest.parent.name
             if key in cands or key == own:
                 continue
+            found = _record_of(manifest)
+            if found is None:
+                continue            # built before trees recorded their series
+            m, where = found
             try:
-                m = json.loads(manifest.read_text())
                 record = m.get("series")
                 if m.get("build_inputs") != want or not isinstance(record, list):
-                    continue        # another tarball, recipe or fragments, or no record
+                    continue        # another tarball, recipe, fragments or make targets
                 theirs = [e["sha256"] for e in record]
-            except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            except (KeyError, TypeError, AttributeError):
                 continue
             n = 0
             while n < min(len(mine), len(theirs)) and mine[n] == theirs[n]:
                 n += 1
-            tail = _recorded_tail(manifest.parent, record, n)
+            tail = _recorded_tail(where, record, n)
             if tail is None:
                 continue
             cands[key] = (m.get("variant", "?"), n, tail[::-1])
@@ -364,7 +410,7 @@ def find_base(variant, tarball, cache, quiet=False):
                               f"configuration inputs ({', '.join(touched[:3])})")
             continue
         base = Base(key, name, trees / key / "linux", n, tuple(reverse),
-                    _touched(reverse) + _touched(apply))
+                    _touched(reverse + apply))
         rank = (base.touched, len(reverse) > 0, -n, key)
         if best is None or rank < best[0]:
             best = (rank, base)
@@ -558,6 +604,9 @@ def prepare(variant, cache, tarball=None, index=1, total=1, derive=True):
             fcntl.flock(lock, fcntl.LOCK_EX)
         if manifest_file.exists():
             say("kernel", f"{label}: cached tree {key}")
+            if _record_of(manifest_file) is None:
+                _adopt(variant, _tarball_digest(tarball, variant.package), variant.patches(),
+                       root)
             cachemod.used("trees", cache, key)
             return tree
         if root.exists():
