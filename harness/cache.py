@@ -282,7 +282,7 @@ def entries(cache, measure_missing=True, probe=True):
         if not d.is_dir():
             continue
         for p in sorted(d.iterdir()):
-            if p.name.startswith(".") or p.suffix in (".lock", ".used", ".info") \
+            if p.name.startswith(".") or p.suffix in (".lock", ".used", ".info", ".record") \
                     or ".tmp" in p.name:
                 continue
             if kind == "initramfs":
@@ -341,6 +341,7 @@ def try_evict(cache, entry):
                 return False
             raise
         _remove_path(entry.path)
+        _remove_path(_side(cache, entry.kind, entry.key, "record"))   # kernel._adopt
         for what in ("info", "used"):
             _side(cache, entry.kind, entry.key, what).unlink(missing_ok=True)
         return True

@@ -109,10 +109,23 @@ def _make_env(cache):
     return env
 
 
-def _extract(tarball, dest, log):
+def _extract(tarball, dest, log, members=None):
+    """Extract; with `members` (a path) also keep the tarball's file list there (tar -v
+    prints it for free), for the hard-linked copies of derived trees."""
     say("extract", f"{tarball.name} -> {dest}")
     dest.mkdir(parents=True)
-    t = run_logged("extract", ["tar", "-xf", tarball, "-C", dest, "--strip-components=1"], log)
+    verbose = ["-v"] if members is not None and not members.exists() else []
+    t = run_logged("extract", ["tar", "-xf", tarball, *verbose, "-C", dest,
+                               "--strip-components=1"], log)
+    if verbose:
+        lines = log.read_text(errors="replace").split("\n$ ")[-1].splitlines()[1:]
+        names = sorted({n.split("/", 1)[1] for n in lines
+                        if "/" in n and n.split("/", 1)[1] and not n.endswith("/")})
+        if names:
+            members.parent.mkdir(parents=True, exist_ok=True)
+            tmp = members.with_suffix(f".tmp{os.getpid()}")
+            tmp.write_text("\n".join(names) + "\n")
+            tmp.replace(members)
     say("extract", f"done in {t:.0f} s")
     return t
 
@@ -442,12 +455,15 @@ def rewrite_tool_paths(src, old, new):
     return done
 
 
+def _members_file(cache, tarball_digest):
+    return Path(cache) / "tarballs" / f"{tarball_digest[:20]}.members"
+
+
 def tarball_members(cache, tarball, package="linux-source-6.1"):
     """The regular files and symlinks of the tarball as tree-relative paths (the first
     component stripped, as _extract does), listed once per tarball digest and kept in
     <cache>/tarballs/<digest>.members."""
-    digest = _tarball_digest(tarball, package)
-    f = Path(cache) / "tarballs" / f"{digest[:20]}.members"
+    f = _members_file(cache, _tarball_digest(tarball, package))
     try:
         return frozenset(f.read_text().splitlines())
     except OSError:
@@ -656,7 +672,8 @@ def prepare(variant, cache, tarball=None, index=1, total=1, derive=True):
                 _check_fragments(variant, tree.src, root / "configure.log")
                 steps["configure"] = time.monotonic() - start_c
         if base is None:
-            steps["extract"] = _extract(tarball, tree.src, root / "extract.log")
+            steps["extract"] = _extract(tarball, tree.src, root / "extract.log",
+                                        _members_file(cache, digest))
             steps["patch"] = _apply_series(variant, tree.src, root / "patch.log")
             steps["configure"] = _configure(variant, tree.src, root / "configure.log", env)
         cpu0 = _children_cpu()
