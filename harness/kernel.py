@@ -665,8 +665,8 @@ def prepare(variant, cache, tarball=None, index=1, total=1, derive=True):
                                                rest, base.n_patches + 1)
                 changed = _keep_unchanged_mtimes(tree.src, before)
                 if reverse:
-                    say("kernel", f"{label}: {len(changed)} file{'s' if len(changed) != 1 else ''}"
-                                  f" differ from the base: {', '.join(changed[:4])}"
+                    say("kernel", f"{label}: {len(changed)} file{'s differ' if len(changed) != 1 else ' differs'}"
+                                  f" from the base: {', '.join(changed[:4])}"
                                   f"{' ...' if len(changed) > 4 else ''}")
                 start_c = time.monotonic()
                 _check_fragments(variant, tree.src, root / "configure.log")

@@ -230,3 +230,18 @@ def test_unchanged_files_keep_the_base_mtime(tmp_path):
     assert kernel._keep_unchanged_mtimes(src, before) == ["kernel/changed.c"]
     assert same.stat().st_mtime_ns == 5_000_000_000
     assert changed.stat().st_mtime_ns > 5_000_000_000
+
+
+def test_prepare_of_a_cached_tree_records_holds_and_stamps_it(patches, cache, tarball):
+    from harness import cache as cachemod
+    V = known(patches)
+    key = recorded_tree(cache, V["exports"], tarball, record=False)
+    with cachemod.session() as held:
+        tree = kernel.prepare(V["exports"], cache, tarball)
+        assert tree.key == key and len(held) == 1
+        assert [e.held for e in cachemod.entries(cache)] == [True]
+        assert cachemod.clear(cache)[0] == []
+    assert (cache / "trees" / f"{key}.used").exists()
+    assert (cache / "trees" / f"{key}.record" / "record.json").exists()
+    assert kernel._record_of(cache / "trees" / key / "manifest.json")[1] == \
+        cache / "trees" / f"{key}.record"
