@@ -110,7 +110,10 @@ def main(argv=None):
                 hang_timeout=args.hang_timeout, insmod_args=args.insmod_args,
                 stress=args.stress, kaslr=args.kaslr, jobs=args.jobs,
                 variant_files=args.variant_file)
-            status, rundir, err = run(_names(args, opts), opts)
+            # every tree, module and initramfs the run builds or finds is held (shared
+            # lock) until it ends: no eviction, here or in another process, removes them
+            with cache.session():
+                status, rundir, err = run(_names(args, opts), opts)
             if err is not None:
                 print(err.one_line(), file=sys.stderr)
             print(f"report: {rundir / 'report.md'}")
