@@ -28,7 +28,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import threading
 import time
 from dataclasses import dataclass
@@ -96,13 +95,32 @@ def is_complete(cache, kind, key):
 
 
 def measure(path):
-    """Bytes on disk under `path` (du; a symlinked entry counts as the link only)."""
-    p = subprocess.run(["du", "-s", "-B1", "--", str(path)], capture_output=True, text=True,
-                       stdin=subprocess.DEVNULL)
+    """Bytes on disk under `path`, a file with n hard links counting 1/n (the tarball
+    files derived trees share), so the sizes of all entries add up to the disk they
+    use. A symlinked entry counts as the link only."""
+    path = Path(path)
     try:
-        return int(p.stdout.split()[0])
-    except (IndexError, ValueError):
+        st = path.lstat()
+    except OSError:
         return 0
+    total = st.st_blocks * 512
+    if not path.is_dir() or path.is_symlink():
+        return total
+    seen = set()
+    for dirpath, dirs, files in os.walk(path):
+        for name in dirs + files:
+            try:
+                st = os.lstat(os.path.join(dirpath, name))
+            except OSError:
+                continue
+            if st.st_nlink > 1 and not os.path.isdir(os.path.join(dirpath, name)):
+                if st.st_ino in seen:
+                    continue
+                seen.add(st.st_ino)
+                total += st.st_blocks * 512 // st.st_nlink
+            else:
+                total += st.st_blocks * 512
+    return total
 
 
 def _read_info(cache, kind, key):

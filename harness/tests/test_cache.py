@@ -207,3 +207,13 @@ def test_cache_command_lists_and_clears(c, capsys, monkeypatch):
     assert "cleared 1 entry" in out and "kept trees t0 (exports): held" in out
     assert main(["cache", "prune", "--max", "off"]) == 0
     assert main(["cache", "prune", "--max", "nonsense"]) == 2
+
+
+def test_hard_linked_files_count_their_share(c, tmp_path):
+    a = fake(c, "trees", "a", 0, 1000)
+    (a / "big").write_bytes(b"z" * 1_000_000)
+    b = c / "trees" / "b"
+    b.mkdir()
+    os.link(a / "big", b / "big")
+    sa, sb = cache.measure(a), cache.measure(b)
+    assert 500_000 <= sb < 520_000 and 500_000 <= sa < 530_000
