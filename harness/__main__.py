@@ -8,7 +8,7 @@ import tempfile
 import traceback
 from pathlib import Path
 
-from . import kernel, proc, variants
+from . import cache, kernel, proc, variants
 from .errors import EXIT, HarnessError
 from .options import RunOptions
 from .run import run
@@ -83,6 +83,12 @@ def main(argv=None):
     _variant_args(k)
     ls = sub.add_parser("variants", help="list the known variants and where each is defined")
     _variant_args(ls)
+    c = sub.add_parser("cache", help="what the build cache holds; prune it to its cap or clear it")
+    c.add_argument("action", nargs="?", default="list", choices=("list", "prune", "clear"),
+                   help="list (default), prune (evict least recently used entries down to "
+                   "the cap now) or clear (evict every entry not in use)")
+    c.add_argument("--max", metavar="SIZE", help="the cap, e.g. 20G (default: "
+                   "$KSYMLAB_CACHE_MAX or 20G; off for none)")
     s = sub.add_parser("show", help="print a run's summary and disagreements, name its files")
     s.add_argument("run", nargs="?", help="run directory or run id (default: runs/latest)")
     s.add_argument("--open", action="store_true", help="print only the report.html path")
@@ -94,6 +100,9 @@ def main(argv=None):
         from . import show
         return show.main(args.run, args.open)
     try:
+        if args.cmd == "cache":
+            cap = cache.parse_size(args.max) if args.max else cache.cap_from_env()
+            return cache.main(RunOptions.from_env().cache, args.action, cap)
         if args.cmd == "run":
             opts = RunOptions.from_env(
                 scenario=args.scenario, kvm=args.kvm, append=args.append,
@@ -101,7 +110,10 @@ def main(argv=None):
                 hang_timeout=args.hang_timeout, insmod_args=args.insmod_args,
                 stress=args.stress, kaslr=args.kaslr, jobs=args.jobs,
                 variant_files=args.variant_file)
-            status, rundir, err = run(_names(args, opts), opts)
+            # every tree, module and initramfs the run builds or finds is held (shared
+            # lock) until it ends: no eviction, here or in another process, removes them
+            with cache.session():
+                status, rundir, err = run(_names(args, opts), opts)
             if err is not None:
                 print(err.one_line(), file=sys.stderr)
             print(f"report: {rundir / 'report.md'}")
@@ -114,12 +126,14 @@ def main(argv=None):
             print("(* = compared by default on its kernel line)")
             return 0
         selected = opts.select(_names(args, opts))
-        # Bases first, so that a tree can derive from one built just before.
-        for i, v in enumerate(kernel.build_order(selected) if args.cmd == "build" else selected,
-                              1):
-            if args.cmd == "key":
+        if args.cmd == "key":
+            for v in selected:
                 print(f"{v.name} {kernel.tree_key(v)}")
-            else:
+            return 0
+        # Bases first, so that a tree can derive from one built just before; every tree
+        # built or found is held until the end, so a later one cannot evict it.
+        with cache.session():
+            for i, v in enumerate(kernel.build_order(selected), 1):
                 tree = kernel.prepare(v, opts.cache, None, i, len(selected))
                 print(f"{v.name} {tree.src}")
         return 0

@@ -1,5 +1,6 @@
 """Build the guest initramfs with the kernel tree's own usr/gen_init_cpio."""
 
+import fcntl
 import hashlib
 import os
 import shutil
@@ -7,6 +8,7 @@ import threading
 import subprocess
 from pathlib import Path
 
+from . import cache as cachemod
 from . import paths
 from .digest import file_digest
 from .errors import HarnessError
@@ -91,23 +93,34 @@ def build(tree, module_ko, scenario, workdir, mode, cache, insmod_args="", stres
     out = workdir / "initramfs.cpio"
     if not tree.gen_init_cpio.exists():
         raise HarnessError("initramfs", f"{tree.gen_init_cpio} missing from the built tree")
-    cached = Path(cache) / "initramfs" / f"{content_key(spec_text, tree.gen_init_cpio)}.cpio"
-    if cached.exists():
-        shutil.copyfile(cached, out)        # the run directory stays self-contained
-        say("initramfs", f"{tree.variant}: cached {cached.name}, "
-                         f"{out.stat().st_size // 1024} KiB")
-        return out
+    key = content_key(spec_text, tree.gen_init_cpio)
+    cached = Path(cache) / "initramfs" / f"{key}.cpio"
     cached.parent.mkdir(parents=True, exist_ok=True)
-    tmp = cached.with_suffix(f".tmp{os.getpid()}-{threading.get_ident()}")
-    with open(tmp, "wb") as f:
-        p = subprocess.run([str(tree.gen_init_cpio), str(spec)], stdout=f,
-                           stderr=subprocess.PIPE, text=False)
-    if p.returncode != 0:
-        tmp.unlink()
-        raise HarnessError("initramfs", f"gen_init_cpio exited {p.returncode}: "
-                           f"{p.stderr.decode(errors='replace').strip()}")
-    tmp.replace(cached)
-    shutil.copyfile(cached, out)
+    with open(cached.parent / f"{key}.lock", "a") as lock:
+        # shared while copying a cached image (eviction skips it), exclusive to build one
+        fcntl.flock(lock, fcntl.LOCK_SH)
+        if not cached.exists():
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        if cached.exists():
+            cachemod.used("initramfs", cache, key)
+            shutil.copyfile(cached, out)        # the run directory stays self-contained
+            say("initramfs", f"{tree.variant}: cached {cached.name}, "
+                             f"{out.stat().st_size // 1024} KiB")
+            return out
+        tmp = cached.with_suffix(f".tmp{os.getpid()}-{threading.get_ident()}")
+        with open(tmp, "wb") as f:
+            p = subprocess.run([str(tree.gen_init_cpio), str(spec)], stdout=f,
+                               stderr=subprocess.PIPE, text=False)
+        if p.returncode != 0:
+            tmp.unlink()
+            raise HarnessError("initramfs", f"gen_init_cpio exited {p.returncode}: "
+                               f"{p.stderr.decode(errors='replace').strip()}")
+        tmp.replace(cached)
+        cachemod.completed("initramfs", cache, key, tree.variant)
+        fcntl.flock(lock, fcntl.LOCK_SH)
+        cachemod.used("initramfs", cache, key)
+        shutil.copyfile(cached, out)
+        cachemod.after_new_entry(cache)
     say("initramfs", f"{tree.variant}: built {cached.name}, {out.stat().st_size // 1024} KiB")
     return out
 

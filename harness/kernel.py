@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import cache as cachemod
 from . import paths
 from .digest import file_digest
 from .errors import HarnessError
@@ -108,10 +109,23 @@ def _make_env(cache):
     return env
 
 
-def _extract(tarball, dest, log):
+def _extract(tarball, dest, log, members=None):
+    """Extract; with `members` (a path) also keep the tarball's file list there (tar -v
+    prints it for free), for the hard-linked copies of derived trees."""
     say("extract", f"{tarball.name} -> {dest}")
     dest.mkdir(parents=True)
-    t = run_logged("extract", ["tar", "-xf", tarball, "-C", dest, "--strip-components=1"], log)
+    verbose = ["-v"] if members is not None and not members.exists() else []
+    t = run_logged("extract", ["tar", "-xf", tarball, *verbose, "-C", dest,
+                               "--strip-components=1"], log)
+    if verbose:
+        lines = log.read_text(errors="replace").split("\n$ ")[-1].splitlines()[1:]
+        names = sorted({n.split("/", 1)[1] for n in lines
+                        if "/" in n and n.split("/", 1)[1] and not n.endswith("/")})
+        if names:
+            members.parent.mkdir(parents=True, exist_ok=True)
+            tmp = members.with_suffix(f".tmp{os.getpid()}")
+            tmp.write_text("\n".join(names) + "\n")
+            tmp.replace(members)
     say("extract", f"done in {t:.0f} s")
     return t
 
@@ -232,6 +246,8 @@ class Base:
     variant: str        # the variant named in its manifest
     src: Path
     n_patches: int      # how many of the derived variant's patches it already holds
+    reverse: tuple = ()     # the base's own tail after those, recorded in the base, last first
+    touched: int = 0        # distinct files the reversed and the applied patches touch
 
 
 # A patch touching one of these may change what tinyconfig + fragments give,
@@ -257,33 +273,161 @@ def _config_inputs_touched(patches):
                    if any(r.search(f) for r in _CONFIG_INPUTS)})
 
 
-def find_base(variant, tarball, cache):
-    """The complete cached tree whose series is the longest proper prefix of this one's.
+def _digest_bytes(data):
+    return hashlib.sha256(data).hexdigest()
 
-    Candidates are keyed exactly like tree_key() with the series cut short, so
-    a different tarball, recipe, target list or config fragment never matches.
-    Returns None when there is none or when a remaining patch touches a
-    configuration input.
+
+def build_inputs(tarball_digest, fragments):
+    """What a tree's key is made of besides its series, as recorded in its manifest."""
+    return {"recipe": RECIPE, "tarball_sha256": tarball_digest,
+            "fragments": [{"name": f, "sha256": _digest_bytes((paths.KCONFIG / f).read_bytes())}
+                          for f in fragments],
+            "make_targets": list(MAKE_TARGETS)}
+
+
+def _record_series(patches, root):
+    """Copy the applied patch files into <root>/series/; their record for the manifest."""
+    d = root / "series"
+    d.mkdir(exist_ok=True)
+    out = []
+    for i, p in enumerate(patches, 1):
+        data = p.read_bytes()
+        name = f"{i:02d}-{p.name}"
+        (d / name).write_bytes(data)
+        out.append({"name": p.name, "sha256": _digest_bytes(data), "file": f"series/{name}"})
+    return out
+
+
+def _adopt(variant, tarball_digest, patches, root):
+    """Record the series of a complete tree built before trees recorded theirs.
+
+    Its key, which hashes the names and contents of the patches with the same
+    build inputs, equals this variant's, so these patch files are the ones it
+    was built from. The record goes beside the tree (<key>.record/), leaving
+    the tree itself untouched. Returns True when written."""
+    side = root.parent / f"{root.name}.record"
+    if side.exists():
+        return False
+    tmp = root.parent / f".tmp-{root.name}.record-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    record = _record_series(patches, tmp)
+    (tmp / "record.json").write_text(json.dumps({
+        "key": root.name, "variant": variant.name, "series": record,
+        "build_inputs": build_inputs(tarball_digest, variant.fragments)}, indent=2) + "\n")
+    try:
+        os.rename(tmp, side)
+    except OSError:                 # another process adopted it first
+        shutil.rmtree(tmp, ignore_errors=True)
+        return False
+    return True
+
+
+def _record_of(manifest_file):
+    """(record dict, directory its files are relative to) of a complete tree, or None."""
+    try:
+        m = json.loads(manifest_file.read_text())
+    except (OSError, ValueError):
+        return None
+    if isinstance(m, dict) and "series" in m and "build_inputs" in m:
+        return m, manifest_file.parent
+    side = manifest_file.parent.parent / f"{manifest_file.parent.name}.record"
+    try:
+        r = json.loads((side / "record.json").read_text())
+    except (OSError, ValueError):
+        return None
+    r.setdefault("variant", m.get("variant", "?") if isinstance(m, dict) else "?")
+    return r, side
+
+
+def _recorded_tail(tree_root, record, n):
+    """The recorded patch files of a base tree after the first n, as Paths; None when any
+    is missing or no longer has the recorded content."""
+    out = []
+    for entry in record[n:]:
+        try:
+            f = tree_root / entry["file"]
+            if _digest_bytes(f.read_bytes()) != entry["sha256"]:
+                return None
+        except (OSError, KeyError, TypeError):
+            return None
+        out.append(f)
+    return out
+
+
+def _touched(patches):
+    """How many distinct files the patches rewrite."""
+    return len({f for p in patches for f in _patched_paths(p)})
+
+
+def find_base(variant, tarball, cache, quiet=False):
+    """The complete cached tree this variant's tree is cheapest to derive from, or None.
+
+    Candidates: (1) trees whose key is this variant's key over a shorter series
+    (a plain prefix; also trees built before series were recorded), and (2)
+    trees whose manifest records build inputs equal to this variant's (recipe,
+    tarball, fragments, make targets) and a series sharing a prefix with this
+    one by content: their differing tail is reversed (the exact files recorded
+    in the base, last first) and this variant's tail applied. A candidate is
+    skipped when a reversed or applied patch touches a configuration input.
+    The one whose reversed and applied patches touch the fewest distinct files
+    wins; on a tie a plain prefix, then the longer common prefix.
     """
     patches = variant.patches()
     digest = _tarball_digest(tarball, variant.package)
     trees = Path(cache) / "trees"
+    cands = {}
     for n in range(len(patches) - 1, -1, -1):
         key = _key(digest, patches[:n], variant.fragments)
         manifest = trees / key / "manifest.json"
-        if not manifest.is_file():
-            continue
-        touched = _config_inputs_touched(patches[n:])
+        if manifest.is_file():
+            try:
+                name = json.loads(manifest.read_text()).get("variant", "?")
+            except (OSError, ValueError):
+                continue
+            cands[key] = (name, n, [])
+    if trees.is_dir():
+        want = build_inputs(digest, variant.fragments)
+        mine = [_digest_bytes(p.read_bytes()) for p in patches]
+        own = _key(digest, patches, variant.fragments)
+        for manifest in sorted(trees.glob("*/manifest.json")):
+            key = manifest.parent.name
+            if key in cands or key == own:
+                continue
+            found = _record_of(manifest)
+            if found is None:
+                continue            # built before trees recorded their series
+            m, where = found
+            try:
+                record = m.get("series")
+                if m.get("build_inputs") != want or not isinstance(record, list):
+                    continue        # another tarball, recipe, fragments or make targets
+                theirs = [e["sha256"] for e in record]
+            except (KeyError, TypeError, AttributeError):
+                continue
+            n = 0
+            while n < min(len(mine), len(theirs)) and mine[n] == theirs[n]:
+                n += 1
+            tail = _recorded_tail(where, record, n)
+            if tail is None:
+                continue
+            cands[key] = (m.get("variant", "?"), n, tail[::-1])
+    best = None
+    for key, (name, n, reverse) in cands.items():
+        apply = patches[n:]
+        touched = _config_inputs_touched(reverse + apply)
         if touched:
-            say("kernel", f"{variant.name}: not deriving from tree {key}: the remaining "
-                          f"patches touch configuration inputs ({', '.join(touched[:3])})")
-            return None
-        try:
-            name = json.loads(manifest.read_text()).get("variant", "?")
-        except (OSError, ValueError):
+            if not quiet:
+                say("kernel", f"{variant.name}: not deriving from {name} tree {key}: the "
+                              f"{'reversed and ' if reverse else ''}remaining patches touch "
+                              f"configuration inputs ({', '.join(touched[:3])})")
             continue
-        return Base(key, name, trees / key / "linux", n)
-    return None
+        base = Base(key, name, trees / key / "linux", n, tuple(reverse),
+                    _touched(reverse + apply))
+        rank = (base.touched, len(reverse) > 0, -n, key)
+        if best is None or rank < best[0]:
+            best = (rank, base)
+    return best[1] if best else None
 
 
 def rewrite_tool_paths(src, old, new):
@@ -311,21 +455,127 @@ def rewrite_tool_paths(src, old, new):
     return done
 
 
-def _copy_base(base, root, dest):
-    """cp -a the base's tree to `dest` under the base's lock; seconds, or None if it vanished."""
+def _members_file(cache, tarball_digest):
+    return Path(cache) / "tarballs" / f"{tarball_digest[:20]}.members"
+
+
+def tarball_members(cache, tarball, package="linux-source-6.1"):
+    """The regular files and symlinks of the tarball as tree-relative paths (the first
+    component stripped, as _extract does), listed once per tarball digest and kept in
+    <cache>/tarballs/<digest>.members."""
+    f = _members_file(cache, _tarball_digest(tarball, package))
+    try:
+        return frozenset(f.read_text().splitlines())
+    except OSError:
+        pass
+    p = subprocess.run(["tar", "-tf", str(tarball)], stdin=subprocess.DEVNULL,
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        return None
+    names = sorted({n.split("/", 1)[1] for n in p.stdout.splitlines()
+                    if "/" in n and n.split("/", 1)[1] and not n.endswith("/")})
+    f.parent.mkdir(parents=True, exist_ok=True)
+    tmp = f.with_suffix(f".tmp{os.getpid()}")
+    tmp.write_text("\n".join(names) + "\n")
+    tmp.replace(f)
+    return frozenset(names)
+
+
+def _linked_copy(src, dest, members):
+    """Copy the tree `src` to `dest`, hard-linking the files that come from the tarball.
+
+    A tarball file is never written in place by anything run on a tree: the
+    build writes only its own outputs (the kernel builds from a read-only
+    source tree with O=), and git apply, forward or reverse, removes a file and
+    creates a new one. So sharing those inodes with the base is safe, and the
+    copy is cheap. Everything else (build outputs, files a patch created) is
+    copied, with its mode and modification time, so a rebuilt object never
+    writes into the base.
+    """
+    p = subprocess.run(["cp", "-al", "--", str(src), str(dest)], stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        return p
+    src, dest = str(src), str(dest)
+    for dirpath, _dirs, files in os.walk(dest):
+        rel = os.path.relpath(dirpath, dest)
+        for name in files:
+            r = name if rel == "." else f"{rel}/{name}"
+            if r in members:
+                continue
+            d = os.path.join(dirpath, name)
+            if os.path.islink(d):
+                continue            # a symlink is replaced, never written through
+            tmp = d + ".ksymlab-copy"
+            shutil.copy2(os.path.join(src, r), tmp, follow_symlinks=False)
+            os.replace(tmp, d)
+    return p
+
+
+def _copy_base(base, root, dest, members=None):
+    """Copy the base's tree to `dest` (and its reversed patches to <root>/reverse/) under
+    the base's lock; seconds, or None if it vanished. With `members` (the tarball's
+    files) those are hard-linked instead of copied, see _linked_copy."""
     with open(root.parent / f"{base.key}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_SH)
         if not (root.parent / base.key / "manifest.json").is_file():
             return None
         start = time.monotonic()
-        p = subprocess.run(["cp", "-a", "--", str(base.src), str(dest)], stdin=subprocess.DEVNULL,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            if members:
+                p = _linked_copy(base.src, dest, members)
+            else:
+                p = subprocess.run(["cp", "-a", "--", str(base.src), str(dest)],
+                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.PIPE, text=True)
+            if p.returncode == 0 and base.reverse:
+                (root / "reverse").mkdir()
+                for f in base.reverse:
+                    shutil.copy2(f, root / "reverse" / f.name)
+        except OSError as e:
+            p = subprocess.CompletedProcess([], 1, "", str(e))
         if p.returncode != 0:
             shutil.rmtree(root, ignore_errors=True)
             why = (p.stderr.strip().splitlines() or [f"exit status {p.returncode}"])[0]
             raise HarnessError("build", f"copying base tree {base.key} ({base.variant}) to "
                                f"{dest} failed, incomplete tree removed: {why}")
+        cachemod.touch_used(root.parent, base.key)
         return time.monotonic() - start
+
+
+def _reverse_tail(variant, src, log, patches):
+    """git apply -R each of `patches` (already last first), checking each first."""
+    start = time.monotonic()
+    for i, p in enumerate(patches, 1):
+        say("patch", f"{variant.name} reverse {i}/{len(patches)}: {p.name.split('-', 1)[1]}")
+        run_logged("patch", ["git", "apply", "-R", "--check", "--verbose", p], log, cwd=src)
+        run_logged("patch", ["git", "apply", "-R", p], log, cwd=src)
+    return time.monotonic() - start
+
+
+def _snapshot(src, patches):
+    """Content digest and mtime of every existing file the patches touch."""
+    out = {}
+    for rel in {f for p in patches for f in _patched_paths(p)}:
+        f = src / rel
+        if f.is_file() and not f.is_symlink():
+            out[rel] = (file_digest(f), f.stat().st_mtime_ns)
+    return out
+
+
+def _keep_unchanged_mtimes(src, before):
+    """A file the tail rewrote with the content the base built against gets its old
+    mtime back: the base's objects were built from exactly these bytes, so Kbuild
+    need not redo them (a changed file keeps its new, newest mtime). Returns the
+    files whose content changed."""
+    changed = []
+    for rel, (digest, mtime) in sorted(before.items()):
+        f = src / rel
+        if f.is_file() and file_digest(f) == digest:
+            os.utime(f, ns=(f.stat().st_atime_ns, mtime))
+        else:
+            changed.append(rel)
+    return changed
 
 
 def build_order(selected):
@@ -351,9 +601,10 @@ def manifest(tree):
         return {}
 
 
-def prepare(variant, cache, tarball=None, index=1, total=1):
+def prepare(variant, cache, tarball=None, index=1, total=1, derive=True):
     """Return the built Tree for `variant`, building it only when its key is new.
-    `tarball` defaults to the variant's own."""
+    `tarball` defaults to the variant's own. derive=False never starts from another
+    cached tree (the fresh build the derivations are checked against)."""
     cache, tarball = Path(cache), Path(tarball or variant.tarball)
     key = tree_key(variant, tarball)
     root = cache / "trees" / key
@@ -362,9 +613,17 @@ def prepare(variant, cache, tarball=None, index=1, total=1):
     label = f"{variant.name} ({index}/{total})"
     root.parent.mkdir(parents=True, exist_ok=True)
     with open(root.parent / f"{key}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        # A complete tree is only read: a shared lock, so runs holding it (cache.hold)
+        # do not block. Building takes the lock exclusively (flock converts it).
+        fcntl.flock(lock, fcntl.LOCK_SH)
+        if not manifest_file.exists():
+            fcntl.flock(lock, fcntl.LOCK_EX)
         if manifest_file.exists():
             say("kernel", f"{label}: cached tree {key}")
+            if _record_of(manifest_file) is None:
+                _adopt(variant, _tarball_digest(tarball, variant.package), variant.patches(),
+                       root)
+            cachemod.used("trees", cache, key)
             return tree
         if root.exists():
             say("kernel", f"{label}: removing incomplete tree {key} (an earlier build stopped)")
@@ -373,30 +632,48 @@ def prepare(variant, cache, tarball=None, index=1, total=1):
         env = _make_env(cache)
         start = time.monotonic()
         patches = variant.patches()
-        steps, base = {}, find_base(variant, tarball, cache)
+        digest = _tarball_digest(tarball, variant.package)
+        steps, base = {}, find_base(variant, tarball, cache) if derive else None
+        changed = None
         if base is not None:
             rest = patches[base.n_patches:]
-            say("kernel", f"{label}: deriving from {base.variant} tree {base.key}, "
-                          f"{len(rest)} patch{'es' if len(rest) != 1 else ''} to apply")
-            copy_s = _copy_base(base, root, tree.src)
+            what = (f"reverse {len(base.reverse)} patch{'es' if len(base.reverse) != 1 else ''}, "
+                    if base.reverse else "")
+            say("kernel", f"{label}: deriving from {base.variant} tree {base.key}: {what}"
+                          f"apply {len(rest)} patch{'es' if len(rest) != 1 else ''}")
+            members = tarball_members(cache, tarball, variant.package)
+            copy_s = _copy_base(base, root, tree.src, members)
             if copy_s is None:
                 say("kernel", f"{label}: base tree {base.key} is gone, building from scratch")
                 base = None
             else:
                 steps["copy"] = copy_s
-                say("kernel", f"{label}: copied {base.key} in {copy_s:.0f} s")
+                say("kernel", f"{label}: copied {base.key} in {copy_s:.0f} s"
+                              f"{' (tarball files hard-linked)' if members else ''}")
                 rewrite_tool_paths(tree.src, base.src, tree.src)
                 gdb_link = tree.src / "vmlinux-gdb.py"
                 if gdb_link.is_symlink():
                     gdb_link.unlink()       # absolute, into the base; make scripts_gdb relinks
                 (tree.src / ".version").unlink(missing_ok=True)    # uname -v "#1", not "#2"
+                reverse = sorted((root / "reverse").iterdir(), key=lambda f: f.name,
+                                 reverse=True) if base.reverse else []
+                before = _snapshot(tree.src, reverse + rest)
+                if reverse:
+                    steps["reverse"] = _reverse_tail(variant, tree.src, root / "patch.log",
+                                                     reverse)
                 steps["patch"] = _apply_series(variant, tree.src, root / "patch.log",
                                                rest, base.n_patches + 1)
+                changed = _keep_unchanged_mtimes(tree.src, before)
+                if reverse:
+                    say("kernel", f"{label}: {len(changed)} file{'s differ' if len(changed) != 1 else ' differs'}"
+                                  f" from the base: {', '.join(changed[:4])}"
+                                  f"{' ...' if len(changed) > 4 else ''}")
                 start_c = time.monotonic()
                 _check_fragments(variant, tree.src, root / "configure.log")
                 steps["configure"] = time.monotonic() - start_c
         if base is None:
-            steps["extract"] = _extract(tarball, tree.src, root / "extract.log")
+            steps["extract"] = _extract(tarball, tree.src, root / "extract.log",
+                                        _members_file(cache, digest))
             steps["patch"] = _apply_series(variant, tree.src, root / "patch.log")
             steps["configure"] = _configure(variant, tree.src, root / "configure.log", env)
         cpu0 = _children_cpu()
@@ -405,14 +682,23 @@ def prepare(variant, cache, tarball=None, index=1, total=1):
         for need in (tree.vmlinux, tree.bzimage, tree.gdb_script, tree.gen_init_cpio, tree.symvers):
             if not need.exists():
                 raise HarnessError("build", f"{need} missing after a successful make", root / "build.log")
+        record = _record_series(patches, root)
         manifest_file.write_text(json.dumps({
             "key": key, "variant": variant.name, "tarball": str(tarball),
             "patches": [p.name for p in patches],
+            "series": record,
+            "build_inputs": build_inputs(digest, variant.fragments),
             "derived_from": base.key if base else None,
             "derived_from_variant": base.variant if base else None,
+            "reversed": [f.name for f in base.reverse] if base else [],
+            "changed_files": changed,
             "steps": {k: round(v, 1) for k, v in steps.items()},
             "build_seconds": round(steps["build"], 1),
             "build_cpu_seconds": round(build_cpu, 1),     # user+sys of make and its children
             "total_seconds": round(time.monotonic() - start, 1),
         }, indent=2) + "\n")
+        cachemod.completed("trees", cache, key, variant.name)
+        fcntl.flock(lock, fcntl.LOCK_SH)    # complete: readers (and our own session) may hold it
+        cachemod.used("trees", cache, key)
+        cachemod.after_new_entry(cache)     # never this tree: its lock is held
         return tree

@@ -5,6 +5,7 @@ import hashlib
 import shutil
 from pathlib import Path
 
+from . import cache as cachemod
 from . import paths
 from .errors import HarnessError
 from .proc import discard, run_logged
@@ -39,9 +40,13 @@ def build(tree, mode, cache, src_dir=None):
     log = out / "build.log"
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(out.parent / f"{key}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        # shared to use a complete build (runs holding it do not block), exclusive to build
+        fcntl.flock(lock, fcntl.LOCK_SH)
+        if not (ko.exists() and (out / "done").exists()):
+            fcntl.flock(lock, fcntl.LOCK_EX)
         if ko.exists() and (out / "done").exists():
             say("module", f"{tree.variant}: cached {mode} module {key}")
+            cachemod.used("modules", cache, key)
             return ko
         if out.exists():
             discard(out)            # an earlier build of this key stopped half way
@@ -55,4 +60,8 @@ def build(tree, mode, cache, src_dir=None):
         if not ko.exists():
             raise HarnessError("module", f"{ko} missing after a successful make", log)
         (out / "done").write_text(key + "\n")
+        cachemod.completed("modules", cache, key, tree.variant)
+        fcntl.flock(lock, fcntl.LOCK_SH)
+        cachemod.used("modules", cache, key)
+        cachemod.after_new_entry(cache)
         return ko
