@@ -87,8 +87,8 @@ def main(argv=None):
     c.add_argument("action", nargs="?", default="list", choices=("list", "prune", "clear"),
                    help="list (default), prune (evict least recently used entries down to "
                    "the cap now) or clear (evict every entry not in use)")
-    c.add_argument("--max", metavar="SIZE", help="the cap, e.g. 20G (default: "
-                   "$KSYMLAB_CACHE_MAX or 20G; off for none)")
+    c.add_argument("--max", metavar="SIZE", help="the cap, e.g. 30G (default: "
+                   "$KSYMLAB_CACHE_MAX or 30G; off for none)")
     s = sub.add_parser("show", help="print a run's summary and disagreements, name its files")
     s.add_argument("run", nargs="?", help="run directory or run id (default: runs/latest)")
     s.add_argument("--open", action="store_true", help="print only the report.html path")

@@ -17,7 +17,9 @@ entry was completed (and the variant). ccache keeps its own cap
 (CCACHE_MAXSIZE) and is not managed here.
 
 The cap is KSYMLAB_CACHE_MAX (bytes, or with a K/M/G/T suffix, binary; "0"
-or "off" for none), default 20 GiB. Eviction runs after a new entry is
+or "off" for none), default 30 GiB: both kernel lines' default variants and
+the debug tree take about 19 GiB, and a cap below the working set would
+evict a tree a later run needs. Eviction runs after a new entry is
 completed, and on `python3 -m harness cache prune`.
 """
 
@@ -38,7 +40,7 @@ from .errors import HarnessError
 from .progress import say
 
 KINDS = ("trees", "modules", "initramfs")
-DEFAULT_MAX = 20 << 30
+DEFAULT_MAX = 30 << 30
 _UNITS = {"": 1, "B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 

@@ -160,7 +160,7 @@ def _seeds(report, out):
         rows.append([r["seed"], r["title"], r["status"],
                      f"{r['why']} ({', '.join(r['variants'])})", f"{r['agree']}/{r['checks']}",
                      holds])
-    _table(out, ["seed", "patch", "status in the 6.1 port", "runtime evidence", "checks agree",
+    _table(out, ["seed", "patch", "status in the port", "runtime evidence", "checks agree",
                  "holds"], rows)
     out.append("Upstream history and what each port changed: `patches/README.md`.")
     out.append("")

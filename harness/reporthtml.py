@@ -356,7 +356,7 @@ def _seeds(report):
     rows = report.get("seeds") or []
     if not rows:
         return "<p>No seed evaluation.</p>"
-    return _table(["seed", "patch", "status in the 6.1 port", "runtime evidence", "variants",
+    return _table(["seed", "patch", "status in the port", "runtime evidence", "variants",
                    "checks agree", "holds"],
                   [[r["seed"], r["title"], r["status"], r["why"], ", ".join(r["variants"]),
                     f"{r['agree']}/{r['checks']}",

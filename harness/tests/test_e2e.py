@@ -366,3 +366,26 @@ def test_leak_check_can_fail(tmp_path):
     bad = [x for x in v["values"] if x["agree"] is False]
     assert [x["key"] for x in bad] == ["kmemleak"]
     assert src(bad[0], "module") >= 1
+
+
+def test_both_kernel_lines_in_one_run(tmp_path):
+    """6.1 and 6.12 side by side: every variant passes on its line, the matrix has a
+    column per line, and what must match across lines does (same scenario, same
+    static programs, same RAM disks)."""
+    p = harness("run", "--kernel", "6.1,6.12", "--runs-dir", str(tmp_path))
+    assert p.returncode == 0, p.stderr[-3000:]
+    rep = json.loads((tmp_path / "latest" / "report.json").read_text())
+    assert rep["matrix"]["lines"] == ["6.1", "6.12"]
+    for row in rep["matrix"]["rows"]:
+        assert set(row["cells"]) == {"6.1", "6.12"}, row
+        assert all(c["verdict"] == "pass" for c in row["cells"].values()), row
+    across = {r["id"]: r for r in rep["across"]}
+    for cid in ("scenario-prio", "blockdevs", "ustack-names", "ustack-addresses"):
+        assert across[cid]["identical"] and len(across[cid]["values"]) == 8, across[cid]
+    assert across["pageblock-count"]["scope"] == "kernel line"
+    assert not any(r["flagged"] for r in rep["across"])
+    # the guests really ran the two kernels
+    kernels = {n: v["kernel_line"] for n, v in rep["variants"].items()}
+    assert sorted(kernels.values()) == ["6.1"] * 4 + ["6.12"] * 4
+    console = (tmp_path / "latest" / "exports-6.12" / "console.log").read_text()
+    assert "Linux version 6.12." in console
