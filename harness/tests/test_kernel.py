@@ -1,17 +1,9 @@
 import os
-import shutil
 
 import pytest
 
-from harness import kernel, paths, variants
+from harness import kernel, variants
 from harness.errors import HarnessError
-
-
-@pytest.fixture
-def patches(tmp_path):
-    root = tmp_path / "patches"
-    shutil.copytree(paths.REPO / "patches", root)
-    return root
 
 
 def known(patches):
@@ -69,18 +61,6 @@ def test_unknown_variant_is_usage_error():
 
 
 # Derived builds: which cached tree a variant may start from.
-
-@pytest.fixture
-def cache(tmp_path):
-    return tmp_path / "cache"
-
-
-@pytest.fixture
-def tarball(tmp_path):
-    t = tmp_path / "linux.tar.xz"
-    t.write_bytes(b"a fake tarball")
-    return t
-
 
 def fake_tree(cache, variant, tarball, complete=True):
     """A cached tree directory for `variant`, with a manifest when `complete`."""

@@ -5,28 +5,8 @@ import os
 import shutil
 import subprocess
 
-import pytest
 
 from harness import kernel, paths, variants
-
-
-@pytest.fixture
-def patches(tmp_path):
-    root = tmp_path / "patches"
-    shutil.copytree(paths.REPO / "patches", root)
-    return root
-
-
-@pytest.fixture
-def cache(tmp_path):
-    return tmp_path / "cache"
-
-
-@pytest.fixture
-def tarball(tmp_path):
-    t = tmp_path / "linux.tar.xz"
-    t.write_bytes(b"a fake tarball")
-    return t
 
 
 def known(patches):
@@ -172,7 +152,6 @@ def test_other_build_inputs_or_a_changed_record_are_no_candidates(patches, cache
 
 
 def test_reversed_patch_touching_kconfig_is_no_candidate(patches, cache, tarball):
-    V = known(patches)
     extra = patches / "exports" / "0008-kconfig.patch"
     extra.write_text("diff --git a/init/Kconfig b/init/Kconfig\n--- a/init/Kconfig\n"
                      "+++ b/init/Kconfig\n")

@@ -10,8 +10,6 @@ takes a few minutes (the fresh build preprocesses every object).
 """
 
 import hashlib
-import json
-import os
 import re
 import shutil
 import subprocess
