@@ -277,19 +277,24 @@ def _variant_of(cache, kind, key, info):
     return "?"
 
 
+def _lock_now(f):
+    """Take the exclusive lock on the open file `f` without waiting; False when held."""
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as e:
+        if e.errno in (errno.EAGAIN, errno.EACCES):
+            return False
+        raise
+    return True
+
+
 def _probe_held(cache, kind, key):
     """Does anyone hold the entry (or build it)? Tries the exclusive lock without waiting."""
     lp = lock_path(cache, kind, key)
     if not lp.exists():
         return False
     with open(lp, "a") as f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as e:
-            if e.errno in (errno.EAGAIN, errno.EACCES):
-                return True
-            raise
-        return False
+        return not _lock_now(f)
 
 
 def entries(cache, measure_missing=True, probe=True):
@@ -354,12 +359,8 @@ def try_evict(cache, entry):
     lp = lock_path(cache, entry.kind, entry.key)
     lp.parent.mkdir(parents=True, exist_ok=True)
     with open(lp, "a") as f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as e:
-            if e.errno in (errno.EAGAIN, errno.EACCES):
-                return False
-            raise
+        if not _lock_now(f):
+            return False
         _remove_path(entry.path)
         _remove_path(_side(cache, entry.kind, entry.key, "record"))   # kernel._adopt
         for what in ("info", "used"):
