@@ -159,8 +159,39 @@ def read_block_class():
         devt = int(dev["devt"])
         out.append({"name": linux.device.dev_name(dev), "type": kind,
                     "dev": f"{devt >> MINORBITS}:{devt & ((1 << MINORBITS) - 1)}",
-                    "sectors": int(bdev["bd_nr_sectors"])})
+                    "sectors": int(bdev["bd_nr_sectors"]), "partno": bdev_partno(bdev)})
     return out
+
+
+def bdev_partno(bdev):
+    """bdev_partno(): bd_partno in 6.1; in 6.12 the low byte
+    (BD_PARTNO, 255) of __bd_flags."""
+    fields = {f.name for f in bdev.dereference().type.strip_typedefs().fields()}
+    if "bd_partno" in fields:
+        return int(bdev["bd_partno"])
+    return int(bdev["__bd_flags"]["counter"]) & 255
+
+
+# mm/page-writeback.c: the sysctls domain_dirty_limits() computes from.
+DIRTY_SYSCTLS = ("vm_dirty_bytes", "dirty_background_bytes", "vm_dirty_ratio",
+                 "dirty_background_ratio")
+
+
+def read_dirty_sysctls():
+    return {name: int(gdb.parse_and_eval(name)) for name in DIRTY_SYSCTLS}
+
+
+def config_hz():
+    """CONFIG_HZ from the .config beside vmlinux (HZ is a macro, not in DWARF)."""
+    vmlinux = gdb.current_progspace().filename
+    try:
+        with open(os.path.join(os.path.dirname(vmlinux), ".config")) as f:
+            for line in f:
+                if line.startswith("CONFIG_HZ="):
+                    return int(line.split("=", 1)[1])
+    except OSError:
+        pass
+    return None
 
 
 def read_results():
@@ -250,6 +281,9 @@ def main():
     result["block_class"] = read_block_class()
     result["dirty_limit"] = int(gdb.parse_and_eval("global_wb_domain.dirty_limit"))
     result["global_wb_domain"] = symbol_address("global_wb_domain")
+    result["dirty_sysctl"] = read_dirty_sysctls()
+    result["jiffies"] = int(gdb.parse_and_eval("jiffies_64"))
+    result["config_hz"] = config_hz()
     with open(os.environ["KSYMLAB_GDB_OUT"], "w") as f:
         json.dump(result, f, indent=1, sort_keys=True)
     print(f"ksymlab-gdb: {len(result['symbols'])} symbols, {len(result['tasks'])} tasks, "

@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Mapping, Optional
 
 from .checks import Check, frozen
+from .compare_states import compare_states
 
 # The scenario file is an oracle independent of both module and gdb: what
 # task_prio() must return for each task, from its policy and value alone.
@@ -50,6 +51,58 @@ def expected_prio(task):
     return None
 
 
+# A task that holds a PI futex waited on by others runs boosted (Linux 6.1):
+# kernel/locking/rtmutex.c rt_mutex_adjust_prio(owner) takes the owner's top
+# PI waiter, task_top_pi_waiter(p)->task, and calls rt_mutex_setprio(p,
+# pi_task), kernel/sched/core.c, which sets
+#   p->prio = __rt_effective_prio(pi_task, p->normal_prio)
+#           = min(p->normal_prio, pi_task->prio)
+# The top waiter is the first of the lock's waiters in rt_waiter_node_less()
+# order of their sort key __waiter_prio(task): task->prio when rt_prio(), else
+# DEFAULT_PRIO (120); equal keys keep the order they blocked in (deadline ties,
+# broken by dl.deadline, are not modelled: ksymlab-threads makes FIFO waiters).
+# A boosted waiter passes its own boost on (the chain walk,
+# rt_mutex_adjust_prio_chain()). In task_prio() units (prio - 100):
+WAITER_DEFAULT_PRIO = 20        # DEFAULT_PRIO - MAX_RT_PRIO
+# Sources that read through the very kernel function the module calls, so
+# they share a bug there: /proc/<pid>/stat field 18 is task_prio()
+# (fs/proc/array.c do_task_stat()), /proc/pagetypeinfo counts with
+# get_pageblock_migratetype() -> get_pfnblock_flags_mask() (mm/vmstat.c),
+# /proc/vmstat's dirty thresholds come from global_dirty_limits(), which fires
+# global_dirty_state (mm/vmstat.c vmstat_start()).
+SAME_FUNCTION = "same function"
+INDEPENDENT = "independent"
+
+
+def expected_prios(tasks):
+    """task_prio() of each scenario task line ({'pid', 'policy', 'value'[,
+    'pi_owner']}), PI boosts included: {pid: prio}; a task without an oracle
+    is left out."""
+    normal = {t["pid"]: expected_prio(t) for t in tasks}
+    waiters = {}
+    for t in tasks:
+        if t.get("pi_owner") is not None:
+            waiters.setdefault(t["pi_owner"], []).append(t["pid"])
+    done = {}
+
+    def prio(pid, seen=()):
+        if pid in done:
+            return done[pid]
+        p = normal.get(pid)
+        if p is None or pid in seen:          # no oracle, or a deadlock cycle
+            return p
+        boosts = [(prio(w, seen + (pid,)), w) for w in waiters.get(pid, ())]
+        boosts = [(b, w) for b, w in boosts if b is not None]
+        if boosts:
+            # top waiter: lowest sort key, the earliest on ties (min is stable)
+            top = min(boosts, key=lambda bw: bw[0] if bw[0] < 0 else WAITER_DEFAULT_PRIO)
+            p = min(p, top[0])
+        done[pid] = p
+        return p
+
+    return {pid: prio(pid) for pid in normal if prio(pid) is not None}
+
+
 # probe-module/ksymlab.h KSYMLAB_MAGIC, "ksym": gdb found the right structure.
 RESULTS_MAGIC = 0x6b73796d
 
@@ -86,13 +139,17 @@ def _by_pid(rows):
 
 
 def _prio_check(pid, comm, sources, agree):
-    return Check("prio", f"pid {pid}", sources, agree, info={"comm": comm, "pid": pid})
+    info = {"comm": comm, "pid": pid}
+    if "proc_stat" in sources:
+        info["oracles"] = {"proc_stat": SAME_FUNCTION}
+    return Check("prio", f"pid {pid}", sources, agree, info=info)
 
 
 def compare_prio(data, truth):
     """Every task of the snapshot: the module's text, its memory, gdb at the same
     instant, /proc/<pid>/stat (read just after) and the scenario."""
     expectations = {t["pid"]: t for t in data["task"]}
+    expected = expected_prios(data["task"])
     procstat = {x["pid"]: x["prio"] for x in data["procstat"]}
     text = _by_pid(data["prio"])
     memory = _by_pid(truth["results"]["prio"])
@@ -109,16 +166,15 @@ def compare_prio(data, truth):
         if pid in procstat:
             sources["proc_stat"] = procstat[pid]
             agree = agree and procstat[pid] == sources["module"]
-        task = expectations.get(pid)
-        if task is not None and expected_prio(task) is not None:
-            sources["scenario"] = expected_prio(task)
+        if expected.get(pid) is not None:
+            sources["scenario"] = expected[pid]
             agree = agree and sources["scenario"] == sources["module"]
         values.append(_prio_check(pid, (t or m)["comm"], sources, agree))
     for pid in sorted(set(expectations) - set(text)):
         values.append(_prio_check(pid, f"scenario {expectations[pid]['policy']}",
                                   {"module": None, "memory": None,
                                    "gdb": truth["tasks"].get(str(pid), {}).get("prio"),
-                                   "scenario": expected_prio(expectations[pid])}, False))
+                                   "scenario": expected.get(pid)}, False))
     # The snapshot and gdb's walk are the same instant, so a task gdb sees
     # that the module did not list is a miss. pid 0 is the idle task: gdb's
     # walk starts at init_task, for_each_process_thread() does not visit it.
@@ -164,7 +220,8 @@ def compare_migratetype(data, truth):
             {"module": h["count"], "pagetypeinfo": pt.get(key),
              "gdb_bitmap": gdb_hist.get(key, 0)},
             pt.get(key) == h["count"] == gdb_hist.get(key, 0),
-            info={"zone": h["zone"], "mt": h["mt"]}))
+            info={"zone": h["zone"], "mt": h["mt"],
+                  "oracles": {"pagetypeinfo": SAME_FUNCTION, "gdb_bitmap": INDEPENDENT}}))
     return values
 
 
@@ -353,6 +410,7 @@ def compare_variant(data, truth, stress_cycles=0, variant=None, ustack_names=Non
     values += compare_ustack(data, truth, ustack_names)
     values += compare_writeback(data, truth)
     values += compare_bpf(data, truth, variant)
+    values += compare_states(data, truth)
     values += compare_stress(data, stress_cycles)
     notes = [f"sampler {u['sampler']} reported itself unavailable" for u in data["unavailable"]]
     notes += [f"guest error: {e}" for e in data["errors"]]

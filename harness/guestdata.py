@@ -15,7 +15,9 @@ END = "KSYMLAB-DATA-END"
 # (base 0: decimal or 0x-hex); every other field stays a string.
 KINDS = {
     "guest": set(),
-    "task": {"pid", "value", "deadline", "period"},   # deadline: value is the runtime (ns)
+    "task": {"pid", "value", "deadline", "period",    # deadline: value is the runtime (ns)
+             "tgid", "pi_owner"},                     # ksymlab-threads: thread group, PI
+
     "symbol": {"addr"},
     "resolve": {"ns"},
     "sampler": {"available"},
@@ -25,14 +27,15 @@ KINDS = {
     "mthist": {"node", "mt", "count"},
     "ptinfo": {"node", "mt", "count"},
     "bdev": {"sectors", "whole"},
-    "sysblock": {"sectors"},
+    "sysblock": {"sectors", "whole"},
     "writeback": {"gds_hits", "bdp_hits", "background_thresh", "dirty_thresh"},
     "dirtylimit": {"gds", "bdp"},
     "frame": {"pid", "idx", "ip"},
     "ustack-expect": {"pid", "depth", "ret"},
     "unavailable": set(),
     "bench": {"calls", "ns", "sum", "round"},
-    "bpf": {"arg", "errno", "hits", "value", "arg1", "writes"},
+    "bpf": {"arg", "errno", "hits", "value", "arg1", "writes", "jiffies"},
+    "vmstat": {"value"},           # /proc/vmstat dirty thresholds (the last gds event)
     "procstat": {"pid", "prio"},
     "kallsyms": {"addr"},
     "stress": {"cycles", "failed"},

@@ -21,7 +21,8 @@ APPLETS = ("sh", "mount", "insmod", "rmmod", "cat", "echo", "sleep", "renice", "
            "mke2fs", "dd", "sync", "kill", "rm", "mkfifo")
 # Static guest programs, built on the host: source file -> path in the guest.
 GUEST_PROGRAMS = {"ustack.c": "/bin/ksymlab-ustack", "bench.c": "/bin/ksymlab-bench",
-                  "bpf13.c": "/bin/ksymlab-bpf13", "sched.c": "/bin/ksymlab-sched"}
+                  "bpf13.c": "/bin/ksymlab-bpf13", "sched.c": "/bin/ksymlab-sched",
+                  "threads.c": "/bin/ksymlab-threads", "rtwrite.c": "/bin/ksymlab-rtwrite"}
 # Frame pointers everywhere, or the kernel's user stack walk stops early.
 GUEST_CFLAGS = ("-static", "-O1", "-fno-omit-frame-pointer", "-fno-optimize-sibling-calls",
                 "-Wall", "-Wextra", "-Werror")

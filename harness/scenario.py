@@ -39,11 +39,99 @@ USAGE = {
 INT = re.compile(r"-?[0-9]+\Z")
 
 
+# Lines that start one process of several threads (harness/guest/threads.c):
+#   pi NICE PRIORITY...             a SCHED_OTHER holder at nice NICE of a PI
+#                                   futex and one SCHED_FIFO waiter per PRIORITY
+#   threads POLICY VALUE [...]      a thread per pair, the first is the leader;
+#                                   POLICY other|batch|idle (nice) or fifo|rr
+THREAD_POLICIES = {"other": NICE_RANGE, "batch": NICE_RANGE, "idle": NICE_RANGE,
+                   "fifo": RT_RANGE, "rr": RT_RANGE}
+MAX_THREADS = 16                # threads.c MAX_THREADS
+
+
+def _ints(args, usage):
+    bad = [a for a in args if not INT.match(a)]
+    if bad:
+        return f"{bad[0]!r} is not an integer ({usage})"
+    return [int(a) for a in args]
+
+
+def _in(value, bounds, what):
+    if not bounds[0] <= value <= bounds[1]:
+        return f"{what} {value} out of range {bounds[0]}..{bounds[1]}"
+    return None
+
+
+def _threads_task(policy, args):
+    """A `pi` or `threads` line: {'policy', 'value', 'threads': [{policy, value,
+    pi_owner (index of the holder) or None}, ...]}, or a message."""
+    if policy == "pi":
+        usage = "pi NICE PRIORITY [PRIORITY ...]"
+        if not 2 <= len(args) <= MAX_THREADS:
+            return f"pi takes a NICE and 1..{MAX_THREADS - 1} PRIORITY ({usage})"
+        nums = _ints(args, usage)
+        if isinstance(nums, str):
+            return nums
+        err = _in(nums[0], NICE_RANGE, "pi holder nice") or next(
+            (e for e in (_in(p, RT_RANGE, "pi waiter fifo priority") for p in nums[1:]) if e),
+            None)
+        if err:
+            return err
+        threads = [{"policy": "other", "value": nums[0], "pi_owner": None}]
+        threads += [{"policy": "fifo", "value": p, "pi_owner": 0} for p in nums[1:]]
+        return {"policy": "pi", "value": nums[0], "threads": threads}
+    usage = "threads POLICY VALUE [POLICY VALUE ...]"
+    if not args or len(args) % 2 or len(args) // 2 > MAX_THREADS:
+        return f"threads takes 1..{MAX_THREADS} POLICY VALUE pairs ({usage})"
+    threads = []
+    for name, value in zip(args[::2], args[1::2]):
+        if name not in THREAD_POLICIES:
+            return f"unknown thread policy {name!r} (known: {', '.join(THREAD_POLICIES)})"
+        nums = _ints([value], usage)
+        if isinstance(nums, str):
+            return nums
+        what = f"{name} priority" if name in ("fifo", "rr") else f"{name} nice"
+        err = _in(nums[0], THREAD_POLICIES[name], what)
+        if err:
+            return err
+        threads.append({"policy": name, "value": nums[0], "pi_owner": None})
+    return {"policy": "threads", "value": threads[0]["value"], "threads": threads}
+
+
+def task_lines(tasks):
+    """The guest's `task` lines the scenario gives, in the order the guest
+    starts them, with stand-in pids (1, 2, ...): a `pi` or `threads` line gives
+    one per thread."""
+    out = []
+    for t in tasks:
+        if "threads" not in t:
+            out.append(dict(t, pid=len(out) + 1))
+            continue
+        base = len(out) + 1
+        for th in t["threads"]:
+            owner = th["pi_owner"]
+            out.append({"pid": len(out) + 1, "policy": th["policy"], "value": th["value"],
+                        "pi_owner": None if owner is None else base + owner,
+                        "line": t["line"]})
+    return out
+
+
+def expected_prios(tasks):
+    """task_prio() of every task line of the scenario, in guest order, with
+    priority inheritance (compare.expected_prios)."""
+    from .compare import expected_prios as oracle   # compare does not import this module
+    lines = task_lines(tasks)
+    got = oracle(lines)
+    return [got.get(t["pid"]) for t in lines]
+
+
 def _task(words):
     """One line's task as a dict, or a message saying what is wrong with it."""
     policy, args = words[0], words[1:]
+    if policy in ("pi", "threads"):
+        return _threads_task(policy, args)
     if policy not in POLICIES:
-        return f"unknown policy {policy!r} (known: {', '.join(POLICIES)})"
+        return f"unknown policy {policy!r} (known: {', '.join(POLICIES)}, pi, threads)"
     count, bounds = POLICIES[policy]
     usage = USAGE.get(policy, f"{policy} NICE")
     if len(args) != count:

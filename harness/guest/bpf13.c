@@ -4,10 +4,11 @@
  * N (1-based) of balance_dirty_pages? Raw bpf(2), no libbpf.
  *
  * The program stores ctx[N-1] and ctx[0] (the writeback domain pointer with
- * the seed series) in an array map. The loader prints one line:
+ * the seed series) in an array map, and bpf_jiffies64() of the same run (for
+ * N = 13, start_time, must not be later). The loader prints one line:
  *   bpf arg=N result=rejected errno=E verifier=<last verifier line>
  *   bpf arg=N result=attach-failed errno=E
- *   bpf arg=N result=ok hits=H value=0x.. arg1=0x..
+ *   bpf arg=N result=ok hits=H value=0x.. arg1=0x.. writes=W jiffies=0x..
  * after running `dd` in the background to drive writeback throttling.
  */
 #include <errno.h>
@@ -51,6 +52,18 @@ static int emit_store(struct bpf_insn *p, int map_fd, int key, int slot)
 
 	p[n++] = INSN(BPF_LDX | BPF_MEM | BPF_DW, BPF_REG_1, BPF_REG_6, slot * 8, 0);
 	p[n++] = INSN(BPF_STX | BPF_MEM | BPF_DW, BPF_REG_0, BPF_REG_1, 0, 0);
+	return n;
+}
+
+/* map[key] = bpf_jiffies64(), with r7 as scratch. */
+static int emit_jiffies(struct bpf_insn *p, int map_fd, int key)
+{
+	int n = 0;
+
+	p[n++] = INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_jiffies64);
+	p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_7, BPF_REG_0, 0, 0);
+	n += emit_lookup(p + n, map_fd, key, 1);
+	p[n++] = INSN(BPF_STX | BPF_MEM | BPF_DW, BPF_REG_0, BPF_REG_7, 0, 0);
 	return n;
 }
 
@@ -123,8 +136,8 @@ int main(int argc, char **argv)
 {
 	int arg = argc > 1 ? atoi(argv[1]) : 13;
 	const char *writer = argc > 2 ? argv[2] : "/mnt/bpf-fill";
-	struct bpf_insn prog[40];
-	unsigned long long hits = 0, value = 0, arg1 = 0;
+	struct bpf_insn prog[56];
+	unsigned long long hits = 0, value = 0, arg1 = 0, jiffies = 0;
 	union bpf_attr a;
 	int map_fd, prog_fd, tp_fd, n = 0, attempt;
 
@@ -132,7 +145,7 @@ int main(int argc, char **argv)
 	a.map_type = BPF_MAP_TYPE_ARRAY;
 	a.key_size = 4;
 	a.value_size = 8;
-	a.max_entries = 3;
+	a.max_entries = 4;
 	map_fd = sys_bpf(BPF_MAP_CREATE, &a);
 	if (map_fd < 0) {
 		printf("bpf arg=%d result=no-map errno=%d\n", arg, errno);
@@ -143,6 +156,7 @@ int main(int argc, char **argv)
 	n += emit_store(prog + n, map_fd, 0, arg - 1);
 	n += emit_store(prog + n, map_fd, 1, 0);
 	n += emit_count(prog + n, map_fd, 2);	/* how often the program ran */
+	n += emit_jiffies(prog + n, map_fd, 3);
 	prog[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 0);
 	prog[n++] = INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
 
@@ -179,8 +193,9 @@ int main(int argc, char **argv)
 	map_get(map_fd, 0, &value);
 	map_get(map_fd, 1, &arg1);
 	map_get(map_fd, 2, &hits);
-	printf("bpf arg=%d result=ok hits=%llu value=0x%llx arg1=0x%llx writes=%d\n", arg, hits,
-	       value, arg1, attempt);
+	map_get(map_fd, 3, &jiffies);
+	printf("bpf arg=%d result=ok hits=%llu value=0x%llx arg1=0x%llx writes=%d jiffies=0x%llx\n",
+	       arg, hits, value, arg1, attempt, jiffies);
 	close(tp_fd);
 	return 0;
 }

@@ -21,10 +21,10 @@ BASE = [
     "ptinfo node=0 zone=DMA32 mt=1 count={movable}",
     "bdev name=ram0 dev=1:0 sectors=32768 whole=1",
     "bdev name=ram0p1 dev=1:1 sectors=8192 whole=0",
-    "sysblock name=ram0 dev=1:0 sectors=32768",
-    "sysblock name=ram0p1 dev=1:1 sectors={p1}",
+    "sysblock name=ram0 dev=1:0 sectors=32768 whole=1",
+    "sysblock name=ram0p1 dev=1:1 sectors={p1} whole=0",
     "writeback gds_hits=2 bdp_hits={bdp} background_thresh=256 dirty_thresh=512",
-    "dirtylimit source=tracepoint-arg gds=500 bdp=510",
+    "dirtylimit source=tracepoint-arg gds=510 bdp=510",
     "frame pid=70 idx=0 ip=0x401000",
     "frame pid=70 idx=1 ip=0x401a2b",
     "frame pid=70 idx=2 ip={f2}",
@@ -48,13 +48,21 @@ TRUTH = {"symbols": {"task_prio": 0x1000}, "dirty_limit": 510,
          "pageblocks": [{"node": 0, "zone": "DMA32", "zid": 0, "pfn": 0, "mt": 0},
                         {"node": 0, "zone": "DMA32", "zid": 0, "pfn": 0x400, "mt": 1},
                         {"node": 0, "zone": "DMA32", "zid": 0, "pfn": 0x800, "mt": 1}],
-         "block_class": [{"name": "ram0", "type": "disk", "dev": "1:0", "sectors": 32768},
-                         {"name": "ram0p1", "type": "part", "dev": "1:1", "sectors": 8192}]}
+         "block_class": [{"name": "ram0", "type": "disk", "dev": "1:0", "sectors": 32768,
+                          "partno": 0},
+                         {"name": "ram0p1", "type": "part", "dev": "1:1", "sectors": 8192,
+                          "partno": 1}],
+         # domain_dirty_limits(): 512 and 256 pages
+         "dirty_sysctl": {"vm_dirty_bytes": 512 * 4096, "dirty_background_bytes": 256 * 4096,
+                          "vm_dirty_ratio": 20, "dirty_background_ratio": 10},
+         "config_hz": 250, "jiffies": 0x100000000 + 5000}
 
 
 def with_memory(d, truth):
     """The module's results structure as gdb reads it: by default what its text says."""
     t = dict(truth)
+    w = d["writeback"][0] if d["writeback"] else {}
+    dl = d["dirtylimit"][0] if d["dirtylimit"] else {}
     if "results" not in t:
         t["results"] = {
             "magic": compare.RESULTS_MAGIC, "snapshot_seq": 1, "addr": 0xffffffffc0002480,
@@ -64,7 +72,10 @@ def with_memory(d, truth):
                            for p in d["pageblock"]],
             "bdevs": [{"name": b["name"], "dev": b["dev"], "sectors": b["sectors"]}
                       for b in d["bdev"]],
-            "frames_pid": 70, "frames": [f["ip"] for f in d["frame"]], "wb": {}}
+            "frames_pid": 70, "frames": [f["ip"] for f in d["frame"]],
+            "wb": {"background_thresh": w.get("background_thresh"),
+                   "dirty_thresh": w.get("dirty_thresh"), "dirty_limit": dl.get("gds"),
+                   "bdp_limit": dl.get("bdp")}}
     return t
 
 
@@ -94,7 +105,8 @@ def test_all_agree():
     kinds = [v["kind"] for v in r["values"]]
     # the empty migratetype 5 that pagetypeinfo does not list is skipped
     assert kinds == ["snapshot"] * 4 + ["prio"] * 2 + ["pageblock"] * 3 + ["migratetype"] * 2 \
-        + ["blockdev"] * 2 + ["ustack"] * 3 + ["writeback"] * 3
+        + ["blockdev"] * 2 + ["ustack"] * 3 + ["writeback"] * 3 \
+        + ["blockdev"] * 2 + ["writeback"] * 3      # compare_states: whole, thresholds
     assert r["counts"]["unchecked"] == 0
 
 
@@ -131,7 +143,8 @@ def test_blockdev_against_sysfs():
     assert failing(cmp(data(p1=8000), TRUTH)) == [("blockdev", "ram0p1")]
     r = cmp(data(extra=["sysblock name=ram1 dev=1:16 sectors=32768"]),
                                 TRUTH)
-    assert failing(r) == [("blockdev", "ram1")]      # the module missed a device
+    # the module missed a device (and so gave no `whole` flag for it)
+    assert failing(r) == [("blockdev", "ram1"), ("blockdev", "ram1 is a whole disk")]
 
 
 def test_ustack_frames_must_contain_program_addresses_in_order():
@@ -146,7 +159,8 @@ def test_ustack_frames_must_contain_program_addresses_in_order():
 def test_writeback_hits_and_dirty_limit():
     assert failing(cmp(data(bdp=0), TRUTH)) == [("writeback", "bdp_hits")]
     r = cmp(data(), dict(TRUTH, dirty_limit=600))
-    assert failing(r) == [("writeback", "dirty_limit (tracepoint-arg)")]
+    assert failing(r) == [("writeback", "dirty_limit (tracepoint-arg)"),
+                          ("writeback", "dirty_limit (global_dirty_state)")]
 
 
 def test_unresolved_symbol_is_unchecked_not_failed():
@@ -201,7 +215,8 @@ def test_pageblock_bitmap_is_an_oracle_for_each_block_and_the_histogram():
 
 def test_block_class_walk_is_an_oracle():
     walk = TRUTH["block_class"][:1]
-    assert failing(cmp(data(), dict(TRUTH, block_class=walk))) == [("blockdev", "ram0p1")]
+    assert failing(cmp(data(), dict(TRUTH, block_class=walk))) == [
+        ("blockdev", "ram0p1"), ("blockdev", "ram0p1 is a whole disk")]
 
 
 def test_snapshot_header():

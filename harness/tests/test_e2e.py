@@ -142,12 +142,19 @@ def test_scenario_priorities(ab_run, variant):
     tasks = scenario.parse(paths.SCENARIOS / "default.scenario")
     prio = [x for x in v["values"] if x["kind"] == "prio"]
     rows = [x for x in prio if "scenario" in x["sources"]]
-    # one row per scenario task, in scenario order (pids ascend as init starts them),
-    # each equal to the value computed from the scenario line alone
-    assert [src(x, "module") for x in rows] == [compare.expected_prio(t) for t in tasks]
-    assert {t["policy"] for t in tasks} >= {"nice", "fifo", "rr", "batch", "idle", "deadline"}
-    assert all(len({src(x, s) for s in ("module", "memory", "gdb", "proc_stat", "scenario")})
-               == 1 for x in rows)
+    # one row per scenario task (a thread each for pi and threads), in scenario order
+    # (pids ascend as init starts them), each equal to the value computed from the
+    # scenario alone, priority inheritance included
+    assert [src(x, "module") for x in rows] == scenario.expected_prios(tasks)
+    assert {t["policy"] for t in tasks} >= {"nice", "fifo", "rr", "batch", "idle", "deadline",
+                                            "pi", "threads"}
+    # the PI holder runs boosted: neither its nice-19 prio nor its normal_prio
+    holder = next(t for t in scenario.task_lines(tasks) if t.get("pi_owner"))["pi_owner"]
+    assert src(rows[holder - 1], "module") < 0 < compare.expected_prio(
+        scenario.task_lines(tasks)[holder - 1])
+    # threads other than a group leader have no /proc/<pid>/stat
+    assert all(len({src(x, s) for s in ("module", "memory", "gdb", "proc_stat", "scenario")
+                    if s in x["sources"]}) == 1 for x in rows)
     # init and the kernel threads are there too, all checked against gdb at the snapshot
     assert len(prio) >= len(tasks) + 10
     assert any(x["info"]["comm"] == "init" and src(x, "module") == 20 for x in prio)

@@ -31,14 +31,44 @@ def usage_error(path):
 
 def test_default_scenario_tasks_and_their_expected_prio():
     tasks = scenario.parse(paths.SCENARIOS / "default.scenario")
-    got = [(t["policy"], t["value"], compare.expected_prio(t)) for t in tasks]
+    lines = scenario.task_lines(tasks)
+    got = [(t["policy"], t["value"], p) for t, p in zip(lines, scenario.expected_prios(tasks))]
     assert got == [
         ("nice", -20, 0), ("nice", -10, 10), ("nice", 0, 20), ("nice", 5, 25),
         ("nice", 19, 39), ("fifo", 1, -2), ("fifo", 50, -51), ("fifo", 99, -100),
         ("rr", 10, -11), ("rr", 90, -91), ("batch", 5, 25), ("idle", 0, 20),
-        ("deadline", 1000000, -101)]
-    dl = tasks[-1]
+        ("deadline", 1000000, -101),
+        # pi 19 20 40: the nice-19 holder runs at its top waiter's -41, not 39
+        ("other", 19, -41), ("fifo", 20, -21), ("fifo", 40, -41),
+        # threads: each thread its own policy, not the leader's
+        ("other", 5, 25), ("fifo", 20, -21), ("batch", -3, 17), ("idle", 2, 22), ("rr", 7, -8)]
+    assert compare.expected_prio(lines[13]) == 39 and lines[14]["pi_owner"] == lines[13]["pid"]
+    dl = tasks[12]
     assert (dl["deadline"], dl["period"]) == (10000000, 100000000)
+
+
+def test_pi_and_threads_lines(tmp_path):
+    tasks = scenario.parse(write(tmp_path, "pi 0 10\nthreads idle -5 rr 1\npi 5 3 7 1\n"))
+    assert [(t["line"], t["policy"], len(t["threads"])) for t in tasks] == [
+        (1, "pi", 2), (2, "threads", 2), (3, "pi", 4)]
+    # pi 5 3 7 1: the top waiter is fifo 7 (prio 92), whatever the order they blocked in
+    assert scenario.expected_prios(tasks) == [-11, -11, 15, -2, -8, -4, -8, -2]
+
+
+@pytest.mark.parametrize("line, msg", [
+    ("pi 19", "pi takes a NICE and 1..15 PRIORITY"),
+    ("pi 20 5", "pi holder nice 20 out of range -20..19"),
+    ("pi 0 0", "pi waiter fifo priority 0 out of range 1..99"),
+    ("pi 0 x", "'x' is not an integer"),
+    ("threads other", "threads takes 1..16 POLICY VALUE pairs"),
+    ("threads nice 3", "unknown thread policy 'nice'"),
+    ("threads fifo 100", "fifo priority 100 out of range 1..99"),
+    ("threads batch -21", "batch nice -21 out of range -20..19"),
+])
+def test_bad_pi_and_threads_lines(tmp_path, line, msg):
+    f = write(tmp_path, f"nice 0\n{line}\n")
+    got = usage_error(f)
+    assert got.startswith(f"{f}:2: {msg}"), got
 
 
 def test_good_file_with_comments_and_blank_lines(tmp_path):
@@ -56,7 +86,7 @@ def test_unknown_policy_names_file_and_line(tmp_path):
     f = write(tmp_path, "nice 0\n# c\nchrt 5\n")
     msg = usage_error(f)
     assert msg.startswith(f"{f}:3: unknown policy 'chrt' (known: nice, batch, idle, fifo, rr, "
-                          "deadline)")
+                          "deadline, pi, threads)")
     assert msg.endswith("'chrt 5'")
 
 

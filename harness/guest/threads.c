@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ksymlab guest scenario process with several threads, each in its own
+ * scheduling policy, so that a thread's priority differs from its group
+ * leader's and a sampler keyed by tgid, or reading the leader, is wrong.
+ *
+ *   ksymlab-threads group POLICY VALUE [POLICY VALUE ...]
+ *	One thread per pair; the first pair is the main thread (the group
+ *	leader). POLICY is other|batch|idle (VALUE: nice -20..19) or fifo|rr
+ *	(VALUE: priority 1..99).
+ *   ksymlab-threads pi NICE PRIORITY [PRIORITY ...]
+ *	Priority inheritance: the main thread, SCHED_OTHER at nice NICE, takes
+ *	a PI futex; one SCHED_FIFO thread per PRIORITY blocks on it with
+ *	FUTEX_LOCK_PI, so the kernel boosts the holder (rt_mutex PI).
+ *
+ * Success: stdout gets one line per thread, the leader first:
+ *   task pid=<tid> tgid=<tgid> policy=<name> value=<v> [pi_owner=<tid>]
+ * written only once every thread is in its final policy (and, for pi,
+ * every waiter is blocked on the futex); then stdout and stderr are
+ * pointed at /dev/null and every thread sleeps in pause(). Failure: one
+ * line `ksymlab-threads: <what failed>: <strerror>` on stderr and exit
+ * status 2 (bad arguments) or 1 (a system call failed). Arguments are
+ * checked completely before any system call.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef SCHED_BATCH
+#define SCHED_BATCH 3
+#endif
+#ifndef SCHED_IDLE
+#define SCHED_IDLE 5
+#endif
+
+#define MAX_THREADS 16
+
+/* include/uapi/linux/sched/types.h, SCHED_ATTR_SIZE_VER0 */
+struct ksymlab_sched_attr {
+	uint32_t size;
+	uint32_t sched_policy;
+	uint64_t sched_flags;
+	int32_t sched_nice;
+	uint32_t sched_priority;
+	uint64_t sched_runtime;
+	uint64_t sched_deadline;
+	uint64_t sched_period;
+};
+
+static const struct {
+	const char *name;
+	int policy;
+	int rt;
+} policies[] = {
+	{ "other", SCHED_OTHER, 0 },
+	{ "batch", SCHED_BATCH, 0 },
+	{ "idle", SCHED_IDLE, 0 },
+	{ "fifo", SCHED_FIFO, 1 },
+	{ "rr", SCHED_RR, 1 },
+};
+
+struct thread {
+	int policy;		/* index into policies[] */
+	long value;
+	pid_t tid;
+	int pi_waiter;
+	int err;		/* errno of a failed step, 0 when in policy */
+	const char *what;	/* the step that failed */
+	int ready;
+};
+
+static struct thread threads[MAX_THREADS];
+static int nr_threads;
+static uint32_t pi_futex;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+
+static int die(int status, const char *what, int err)
+{
+	fprintf(stderr, "ksymlab-threads: %s: %s\n", what, strerror(err));
+	return status;
+}
+
+static void usage(void)
+{
+	fputs("usage: ksymlab-threads group POLICY VALUE [POLICY VALUE ...]\n"
+	      "       ksymlab-threads pi NICE PRIORITY [PRIORITY ...]\n"
+	      "POLICY: other|batch|idle (VALUE nice -20..19), fifo|rr (VALUE 1..99).\n",
+	      stdout);
+}
+
+static int lookup_policy(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(policies) / sizeof(policies[0]); i++)
+		if (!strcmp(name, policies[i].name))
+			return i;
+	return -1;
+}
+
+static int parse_value(const char *s, int rt, long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtol(s, &end, 10);
+	if (errno || end == s || *end)
+		return -1;
+	return rt ? (*out < 1 || *out > 99 ? -1 : 0) :
+		    (*out < -20 || *out > 19 ? -1 : 0);
+}
+
+/* Put the calling thread in t's policy and read it back. */
+static int set_policy(struct thread *t)
+{
+	struct ksymlab_sched_attr attr, got;
+
+	t->tid = syscall(SYS_gettid);
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.sched_policy = policies[t->policy].policy;
+	if (policies[t->policy].rt) {
+		attr.sched_priority = t->value;
+	} else {
+		attr.sched_nice = t->value;
+		/* as ksymlab-sched: static_prio follows nice for SCHED_IDLE too */
+		if (setpriority(PRIO_PROCESS, t->tid, (int)t->value)) {
+			t->what = "setpriority";
+			return t->err = errno;
+		}
+	}
+	if (syscall(SYS_sched_setattr, 0, &attr, 0)) {
+		t->what = "sched_setattr";
+		return t->err = errno;
+	}
+	memset(&got, 0, sizeof(got));
+	if (syscall(SYS_sched_getattr, 0, &got, sizeof(got), 0)) {
+		t->what = "sched_getattr";
+		return t->err = errno;
+	}
+	if (got.sched_policy != attr.sched_policy || got.sched_nice != attr.sched_nice ||
+	    got.sched_priority != attr.sched_priority) {
+		t->what = "sched_getattr reads back another policy";
+		return t->err = EPROTO;
+	}
+	return 0;
+}
+
+static void mark_ready(struct thread *t)
+{
+	pthread_mutex_lock(&lock);
+	t->ready = 1;
+	pthread_cond_broadcast(&cond);
+	pthread_mutex_unlock(&lock);
+}
+
+static void *thread_main(void *arg)
+{
+	struct thread *t = arg;
+
+	if (set_policy(t)) {
+		mark_ready(t);
+		return NULL;
+	}
+	if (t->pi_waiter) {
+		mark_ready(t);
+		/* Blocks: the main thread holds the lock and never lets go. */
+		syscall(SYS_futex, &pi_futex, FUTEX_LOCK_PI_PRIVATE, 0, NULL, NULL, 0);
+		fprintf(stderr, "ksymlab-threads: FUTEX_LOCK_PI returned: %s\n",
+			strerror(errno));
+		exit(1);
+	}
+	mark_ready(t);
+	for (;;)
+		pause();
+	return NULL;
+}
+
+/* The thread's state letter from /proc/self/task/<tid>/stat, or 0. */
+static char thread_state(pid_t tid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/*
+ * Every waiter is asleep in FUTEX_LOCK_PI: the futex word has the waiters
+ * bit and each waiter thread sleeps. futex_lock_pi() enqueues the waiter
+ * on the rt_mutex, which boosts the owner (task_blocks_on_rt_mutex() ->
+ * rt_mutex_adjust_prio()), before it sleeps.
+ */
+static int waiters_blocked(void)
+{
+	int i;
+
+	if (!(__atomic_load_n(&pi_futex, __ATOMIC_SEQ_CST) & FUTEX_WAITERS))
+		return 0;
+	for (i = 1; i < nr_threads; i++)
+		if (thread_state(threads[i].tid) != 'S')
+			return 0;
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	char what[160];
+	int pi, i, fd, tries;
+	pthread_t th;
+
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		usage();
+		return 0;
+	}
+	if (argc < 3)
+		return die(2, "missing arguments (see --help)", EINVAL);
+	pi = !strcmp(argv[1], "pi");
+	if (!pi && strcmp(argv[1], "group")) {
+		snprintf(what, sizeof(what), "unknown mode %s (group or pi)", argv[1]);
+		return die(2, what, EINVAL);
+	}
+	if (pi) {
+		if (argc < 4 || argc - 2 > MAX_THREADS)
+			return die(2, "pi takes NICE and 1..15 PRIORITY", EINVAL);
+		for (i = 2; i < argc; i++) {
+			struct thread *t = &threads[nr_threads++];
+
+			t->policy = lookup_policy(i == 2 ? "other" : "fifo");
+			t->pi_waiter = i > 2;
+			if (parse_value(argv[i], i > 2, &t->value)) {
+				snprintf(what, sizeof(what), "%s %s out of range",
+					 i == 2 ? "nice" : "priority", argv[i]);
+				return die(2, what, EINVAL);
+			}
+		}
+	} else {
+		if ((argc - 2) % 2 || (argc - 2) / 2 > MAX_THREADS)
+			return die(2, "group takes 1..16 POLICY VALUE pairs", EINVAL);
+		for (i = 2; i < argc; i += 2) {
+			struct thread *t = &threads[nr_threads++];
+
+			t->policy = lookup_policy(argv[i]);
+			if (t->policy < 0) {
+				snprintf(what, sizeof(what), "unknown policy %s", argv[i]);
+				return die(2, what, EINVAL);
+			}
+			if (parse_value(argv[i + 1], policies[t->policy].rt, &t->value)) {
+				snprintf(what, sizeof(what), "%s value %s out of range",
+					 argv[i], argv[i + 1]);
+				return die(2, what, EINVAL);
+			}
+		}
+	}
+
+	if (set_policy(&threads[0]))
+		return die(1, threads[0].what, threads[0].err);
+	/* The leader owns the PI futex: the word holds its tid, uncontended. */
+	if (pi)
+		__atomic_store_n(&pi_futex, (uint32_t)threads[0].tid, __ATOMIC_SEQ_CST);
+	for (i = 1; i < nr_threads; i++) {
+		int err = pthread_create(&th, NULL, thread_main, &threads[i]);
+
+		if (err)
+			return die(1, "pthread_create", err);
+		pthread_mutex_lock(&lock);
+		while (!threads[i].ready)
+			pthread_cond_wait(&cond, &lock);
+		pthread_mutex_unlock(&lock);
+		if (threads[i].err)
+			return die(1, threads[i].what, threads[i].err);
+	}
+	/* A bounded wait (not a timing check): 10000 rounds of 1 ms at most. */
+	for (tries = 0; pi && !waiters_blocked(); tries++) {
+		if (tries == 10000)
+			return die(1, "the PI waiters never blocked on the futex", ETIMEDOUT);
+		usleep(1000);
+	}
+
+	for (i = 0; i < nr_threads; i++) {
+		printf("task pid=%d tgid=%d policy=%s value=%ld", (int)threads[i].tid,
+		       (int)threads[0].tid, policies[threads[i].policy].name, threads[i].value);
+		if (threads[i].pi_waiter)
+			printf(" pi_owner=%d", (int)threads[0].tid);
+		putchar('\n');
+	}
+	if (fflush(stdout) || ferror(stdout))
+		return die(1, "write to stdout", errno);
+
+	fd = open("/dev/null", O_RDWR);
+	if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0)
+		return 1;
+	if (fd > STDERR_FILENO)
+		close(fd);
+	for (;;)
+		pause();
+}
