@@ -225,6 +225,27 @@ exec sleep 300
 """
 
 
+# ksymlab-threads: a line per thread, tids made up from the process's pid
+THREADS_STUB = """#!/bin/sh
+mode=$1
+shift
+case " $* " in
+*" 77 "*) echo "ksymlab-threads: sched_setattr: Operation not permitted" >&2; exit 1 ;;
+*" 66 "*) exit 1 ;;
+*" 55 "*) echo "task pid=1 tgid=1 policy=other value=55"; exit 0 ;;
+esac
+if [ "$mode" = pi ]; then
+	echo "task pid=$$ tgid=$$ policy=other value=$1"
+	echo "task pid=$(($$ + 1)) tgid=$$ policy=fifo value=$2 pi_owner=$$"
+else
+	echo "task pid=$$ tgid=$$ policy=$1 value=$2"
+	echo "task pid=$(($$ + 1)) tgid=$$ policy=$3 value=$4"
+fi
+exec >/dev/null 2>&1
+exec sleep 300
+"""
+
+
 def run_init_block(tmp_path, text):
     init = (paths.GUEST / "init").read_text()
     start = init.index("# Start the scenario's tasks")
@@ -234,7 +255,12 @@ def run_init_block(tmp_path, text):
     stub.write_text(STUB)
     stub.chmod(0o755)
     (tmp_path / "scenario").write_text(text)
+    tstub = tmp_path / "stub-threads"
+    tstub.write_text(THREADS_STUB)
+    tstub.chmod(0o755)
     block = (init[start:end].replace("/bin/ksymlab-sched", str(stub))
+             .replace("/bin/ksymlab-threads", str(tstub))
+             .replace("/tmp/ksymlab-threads.", str(tmp_path / "tfifo."))
              .replace("/etc/ksymlab/scenario", str(tmp_path / "scenario"))
              .replace("/tmp/ksymlab-sched.", str(tmp_path / "fifo."))
              # the guest's $DATA is a serial port; a file here needs appending
@@ -289,7 +315,63 @@ def test_init_block_fails_cleanly(tmp_path, text, message):
         kill_tasks(lines)
 
 
+@pytest.mark.skipif(not os.path.exists(BUSYBOX), reason="busybox-static not installed")
+def test_init_block_forwards_a_line_per_thread(tmp_path):
+    p, lines = run_init_block(tmp_path, "fifo 50\npi 19 20\nthreads other 5 fifo 20\n")
+    try:
+        assert (p.returncode, p.stdout) == (0, "DONE\n"), p.stderr
+        rest = [l.split(" ", 3)[3] for l in lines[1:]]
+        assert rest == ["policy=other value=19", "policy=fifo value=20 pi_owner=" +
+                        lines[1].split()[1].split("=")[1],
+                        "policy=other value=5", "policy=fifo value=20"]
+        assert not list(tmp_path.glob("tfifo*"))
+    finally:
+        kill_tasks(lines[:2] + lines[3:4])      # the stand-in's other "threads" do not exist
+
+
+@pytest.mark.skipif(not os.path.exists(BUSYBOX), reason="busybox-static not installed")
+@pytest.mark.parametrize("text,message", [
+    ("pi 77 20\n", "FAIL scenario: pi 77 20: ksymlab-threads: sched_setattr: "
+                   "Operation not permitted"),
+    ("threads other 66\n", "FAIL scenario: threads other 66: ksymlab-threads exited "
+                           "without a line"),
+    # a line about a task of another process is refused
+    ("pi 55 1\n", "FAIL scenario: pi 55 1: task pid=1 tgid=1 policy=other value=55"),
+])
+def test_init_threads_block_fails_cleanly(tmp_path, text, message):
+    p, lines = run_init_block(tmp_path, text)
+    assert (p.returncode, p.stdout) == (7, message + "\n"), p.stderr
+    assert lines == []
+
+
+@pytest.fixture(scope="module")
+def threads_bin(tmp_path_factory):
+    assert initramfs.GUEST_PROGRAMS["threads.c"] == "/bin/ksymlab-threads"
+    out = tmp_path_factory.mktemp("threads") / "ksymlab-threads"
+    p = subprocess.run(["gcc", *initramfs.GUEST_CFLAGS, "-o", str(out),
+                        str(paths.GUEST / "threads.c")], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    return out
+
+
+# only --help and bad arguments: checked before any system call
+@pytest.mark.parametrize("args,message", [
+    (("pi", "19"), "pi takes NICE and 1..15 PRIORITY"),
+    (("pi", "20", "5"), "nice 20 out of range"),
+    (("pi", "0", "0"), "priority 0 out of range"),
+    (("group", "other"), "group takes 1..16 POLICY VALUE pairs"),
+    (("group", "nice", "1"), "unknown policy nice"),
+    (("group", "fifo", "100"), "fifo value 100 out of range"),
+    (("clone", "1", "2"), "unknown mode clone (group or pi)"),
+])
+def test_threads_bad_arguments(threads_bin, args, message):
+    p = run_sched(threads_bin, *args)
+    assert (p.returncode, p.stdout) == (2, "")
+    assert p.stderr == f"ksymlab-threads: {message}: Invalid argument\n"
+
+
 def test_guest_init_starts_every_scenario_policy():
     init = (paths.GUEST / "init").read_text()
     assert "\tnice)\n" in init and "\tbatch|idle|fifo|rr|deadline)\n" in init
+    assert "\tpi|threads)\n" in init
     assert set(scenario.POLICIES) == {"nice", "batch", "idle", "fifo", "rr", "deadline"}
