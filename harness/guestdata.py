@@ -17,7 +17,6 @@ KINDS = {
     "guest": set(),
     "task": {"pid", "value", "deadline", "period",    # deadline: value is the runtime (ns)
              "tgid", "pi_owner"},                     # ksymlab-threads: thread group, PI
-
     "symbol": {"addr"},
     "resolve": {"ns"},
     "sampler": {"available"},
