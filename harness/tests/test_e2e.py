@@ -118,7 +118,7 @@ def test_every_sampler_checked(ab_run, variant):
     # module's text and memory, and gdb's walk of the block class
     assert {x["key"] for x in by_kind["blockdev"]} >= {"ram0", "ram0p1", "ram0p2", "ram1"}
     assert all(src(x, "module") == src(x, "memory") == src(x, "gdb_class") == src(x, "sysfs")
-               for x in by_kind["blockdev"])
+               for x in by_kind["blockdev"] if not x["key"].endswith("/whole"))
     # three return addresses, the frames in module memory, four frames named
     assert len(by_kind["ustack"]) == 8
     assert [src(x, "eu_addr2line") for x in by_kind["ustack"] if x["key"].startswith("fn/")] \
@@ -133,6 +133,15 @@ def test_every_sampler_checked(ab_run, variant):
     assert all(src(x, "module") == src(x, "memory") == src(x, "gdb_bitmap") for x in blocks)
     hits = {x["key"]: src(x, "module") for x in by_kind["writeback"]}
     assert hits["gds_hits"] > 0 and hits["bdp_hits"] > 0
+    # disks and partitions told apart by sysfs and by gdb's bd_partno
+    assert {x["key"]: src(x, "gdb_class") for x in by_kind["blockdev"]
+            if x["key"].endswith("/whole")} == {"ram0/whole": 1, "ram0p1/whole": 0,
+                                                "ram0p2/whole": 0, "ram1/whole": 1}
+    # the guest's dirty_bytes 8 KiB and background 4 KiB: thresholds 2 and 1 pages; the
+    # dirty limit a FIFO writer set is far from both
+    wb = {x["key"]: x for x in by_kind["writeback"]}
+    assert (src(wb["thresh/dirty"], "gdb"), src(wb["thresh/background"], "gdb")) == (2, 1)
+    assert src(wb["dirty_limit/gds"], "gdb") > 32
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -362,6 +371,9 @@ def test_bpf_thirteenth_argument(ab_run, variant, arg13):
         assert "invalid_bpf_context_access_off=96" in bpf["arg13/readable"]["info"]["verifier"]
     if variant in ("exports", "bpf13"):
         assert bpf["arg12/arg1-domain"]["agree"] is True
+    if arg13:
+        # start_time: after boot, no later than the program's clock or gdb's
+        assert bpf["arg13/value"]["agree"] is True
 
 
 def test_leak_check_can_fail(tmp_path):
