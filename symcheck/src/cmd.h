@@ -4,6 +4,7 @@
 #define SYMCHECK_CMD_H
 
 #include "build.h"
+#include "codescan.h"
 #include "dwarfinfo.h"
 #include "ko.h"
 #include "output.h"
@@ -138,17 +139,38 @@ void seed_default_symbols(strvec_t *syms);
 
 /* ---- audit */
 typedef struct {
-    const char *kind;   /* undefined-reference, string */
-    const char *what;
-    char where[300];
+    const char *kind;   /* by-name, kprobe-trick, undefined-reference, string */
+    char *what;         /* the name resolved (owned) */
+    char *via;          /* the resolver used, NULL for the name-level kinds (owned) */
+    char *where;        /* function+0xOFF, .symtab or SECTION+0xOFF (owned) */
 } audit_finding_t;
 
+typedef struct {        /* a kprobe left registered: instrumentation, not a finding */
+    char *function, *symbol_name, *where;
+} audit_note_t;
+
 typedef struct {
+    const char *path, *name;   /* borrowed from the input */
     audit_finding_t *v;
     size_t n, cap;
+    audit_note_t *notes;
+    size_t n_notes;
+    strvec_t resolvers;        /* functions of this module that resolve a name they are given */
+} audit_module_t;
+
+typedef struct {
+    audit_module_t *mods;      /* one per input, same order */
+    size_t n, flagged, findings_total;
 } audit_result_t;
 
-void audit_compute(const komod_t *m, audit_result_t *r);
+typedef struct {
+    const char *path;
+    const komod_t *m;
+    const cs_module_t *cs;
+} audit_input_t;
+
+/* Audit a set of modules together (resolvers exported by one are followed from the others). */
+void audit_compute(const audit_input_t *in, size_t n, audit_result_t *r);
 void audit_result_free(audit_result_t *r);
 
 #endif
