@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 
 #include "cmd.h"
+#include "decomp.h"
+#include "modexports.h"
 
 /* ------------------------------------------------------------------ compute */
 
@@ -328,6 +330,37 @@ static int check_files(char **files, int n, const build_t *b, const check_args_t
     return total ? EXIT_FINDINGS : EXIT_OKAY;
 }
 
+/* Symbols the modules of the set export to each other (LTTng's probes need lttng-tracer's):
+ * each module's __ksymtab entries join the build's exports unless the build has the name already.
+ * A module that cannot be read is skipped here; check_file reports it. */
+static void add_set_exports(char **files, int n, build_t *b)
+{
+    size_t before = b->symvers.n;
+    for (int i = 0; i < n; i++) {
+        filebuf_t fb;
+        err_t e;
+        if (file_load(files[i], &fb, &e) != 0)
+            continue;
+        exportset_t x = {0};
+        if (decomp_maybe(&fb, &e) == 0) {
+            char *label = xstrdup(files[i]);
+            char *dot = strstr(label, ".ko");
+            if (dot)
+                *dot = 0;
+            if (ko_exports_read(fb.data, fb.size, label, &x, &e) == 0)
+                for (size_t k = 0; k < x.n; k++)
+                    if (!build_find(b, x.v[k].name))
+                        exportset_add(&b->symvers, x.v[k].name, x.v[k].module, x.v[k].ns, x.v[k].crc,
+                                      x.v[k].has_crc, x.v[k].cls);
+            free(label);
+        }
+        exportset_free(&x);
+        file_free(&fb);
+    }
+    if (b->symvers.n != before)
+        exportset_sort(&b->symvers);
+}
+
 /* BUILD, or with --tree and no BUILD, TREE/build (the /lib/modules/REL/build link). */
 static char *build_path(const check_args_t *a)
 {
@@ -354,9 +387,9 @@ int cmd_check(int argc, char **argv, bool json)
     if (build_open(bp, NULL, BUILD_LOAD_VMLINUX, &b, &ep, &e) != 0)
         ret = report_error(ep, &e);
     else if (a.tree)
-        ret = check_files(mods.v, (int)mods.n, &b, &a, json);
+        add_set_exports(mods.v, (int)mods.n, &b), ret = check_files(mods.v, (int)mods.n, &b, &a, json);
     else
-        ret = check_files(a.pos, a.np - 1, &b, &a, json);
+        add_set_exports(a.pos, a.np - 1, &b), ret = check_files(a.pos, a.np - 1, &b, &a, json);
     build_free(&b);
     strvec_free(&mods);
     free(bp);

@@ -1,0 +1,130 @@
+/* The exports of a module object (.ko), for resolving symbols between the modules of a set.
+ * 6.1 layout: a __ksymtab_<name> symbol in __ksymtab (plain) or __ksymtab_gpl (GPL) labels a
+ * struct kernel_symbol {int value_offset, name_offset, namespace_offset;}; the namespace is a
+ * relocation of the third field into __ksymtab_strings (none: no namespace); the CRC is the u32
+ * that the __crc_<name> symbol labels in __kcrctab/__kcrctab_gpl. */
+#include "modexports.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "elfread.h"
+
+typedef struct {
+    elfr_sec_t *sec;
+    size_t shnum;
+    Elf64_Sym *sym;
+    size_t nsym;
+    elfr_sec_t strtab;
+} mimg_t;
+
+static const char *name_of(const mimg_t *im, const Elf64_Sym *s)
+{
+    if (s->st_name >= im->strtab.size)
+        return NULL;
+    size_t l = bounded_strlen(im->strtab.data + s->st_name, im->strtab.size - s->st_name);
+    return l && l < im->strtab.size - s->st_name ? (const char *)im->strtab.data + s->st_name : NULL;
+}
+
+static bool sec_named(const mimg_t *im, size_t i, const char *name)
+{
+    return i > 0 && i < im->shnum && im->sec[i].name && strcmp(im->sec[i].name, name) == 0;
+}
+
+/* The namespace string of the kernel_symbol at (tab, off), "" when its field is not relocated. */
+static const char *namespace_of(const mimg_t *im, size_t tab, uint64_t off)
+{
+    for (size_t i = 1; i < im->shnum; i++) {
+        const elfr_sec_t *rs = &im->sec[i];
+        if (rs->shdr.sh_type != SHT_RELA || rs->shdr.sh_info != tab || !rs->data)
+            continue;
+        for (size_t k = 0; k < rs->size / sizeof(Elf64_Rela); k++) {
+            Elf64_Rela r;
+            memcpy(&r, rs->data + k * sizeof r, sizeof r);
+            size_t si = ELF64_R_SYM(r.r_info);
+            if (r.r_offset != off + 8 || si == 0 || si >= im->nsym)
+                continue;
+            const Elf64_Sym *s = &im->sym[si];
+            size_t ss = s->st_shndx;
+            if (ss == 0 || ss >= im->shnum || !im->sec[ss].data)
+                return "";
+            int64_t at = (int64_t)s->st_value + r.r_addend;
+            if (at < 0 || (uint64_t)at >= im->sec[ss].size)
+                return "";
+            const unsigned char *p = im->sec[ss].data + at;
+            size_t l = bounded_strlen(p, im->sec[ss].size - (size_t)at);
+            return l < im->sec[ss].size - (size_t)at ? (const char *)p : "";
+        }
+    }
+    return "";
+}
+
+static bool crc_of(const mimg_t *im, const char *name, uint32_t *crc)
+{
+    for (size_t i = 1; i < im->nsym; i++) {
+        const Elf64_Sym *s = &im->sym[i];
+        const char *n = name_of(im, s);
+        if (!n || strncmp(n, "__crc_", 6) != 0 || strcmp(n + 6, name) != 0)
+            continue;
+        size_t ss = s->st_shndx;
+        if ((sec_named(im, ss, "__kcrctab") || sec_named(im, ss, "__kcrctab_gpl")) && im->sec[ss].data &&
+            s->st_value + 4 <= im->sec[ss].size) {
+            *crc = rd32(im->sec[ss].data + s->st_value);
+            return true;
+        }
+    }
+    return false;
+}
+
+int ko_exports_read(const unsigned char *buf, size_t len, const char *module, exportset_t *out, err_t *e)
+{
+    Elf *elf = elfr_open((unsigned char *)buf, len, ET_REL, e);
+    if (!elf)
+        return -1;
+    mimg_t im = {0};
+    int ret = -1;
+    if (elf_getshdrnum(elf, &im.shnum) != 0) {
+        err_set(e, "corrupt section headers");
+        goto out;
+    }
+    im.sec = xcalloc(im.shnum ? im.shnum : 1, sizeof *im.sec);
+    size_t symidx = 0;
+    for (size_t i = 1; i < im.shnum; i++) {
+        if (elfr_get(elf, (unsigned char *)buf, len, i, &im.sec[i], e) < 0)
+            goto out;
+        if (im.sec[i].shdr.sh_type == SHT_SYMTAB && !symidx)
+            symidx = i;
+    }
+    if (!symidx || !im.sec[symidx].data || im.sec[symidx].size % sizeof(Elf64_Sym)) {
+        err_set(e, "no usable .symtab section");
+        goto out;
+    }
+    size_t sl = im.sec[symidx].shdr.sh_link;
+    if (sl == 0 || sl >= im.shnum || !im.sec[sl].data || im.sec[sl].shdr.sh_type != SHT_STRTAB) {
+        err_set(e, ".symtab string table is missing or not a string table");
+        goto out;
+    }
+    im.strtab = im.sec[sl];
+    im.nsym = im.sec[symidx].size / sizeof(Elf64_Sym);
+    im.sym = xmalloc(im.nsym * sizeof *im.sym + 1);
+    memcpy(im.sym, im.sec[symidx].data, im.nsym * sizeof *im.sym);
+    for (size_t i = 1; i < im.nsym; i++) {
+        const Elf64_Sym *s = &im.sym[i];
+        const char *n = name_of(&im, s);
+        if (!n || strncmp(n, "__ksymtab_", 10) != 0 || !n[10])
+            continue;
+        size_t ss = s->st_shndx;
+        bool gpl = sec_named(&im, ss, "__ksymtab_gpl");
+        if (!gpl && !sec_named(&im, ss, "__ksymtab"))
+            continue;   /* __ksymtab_strings and the like */
+        uint32_t crc = 0;
+        bool has = crc_of(&im, n + 10, &crc);
+        exportset_add(out, n + 10, module, namespace_of(&im, ss, s->st_value), crc, has, gpl ? EXP_GPL : EXP_PLAIN);
+    }
+    ret = 0;
+out:
+    free(im.sym);
+    free(im.sec);
+    elf_end(elf);
+    return ret;
+}
