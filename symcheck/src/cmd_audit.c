@@ -105,11 +105,32 @@ static bool fn_calls(const cs_func_t *f, const char *const *names, size_t n, uin
 
 /* The names a kprobe trick in f resolves: literals f does not pass to a call, and the literals of a
  * static object handed to the register call. */
+static bool in_obj(const cs_obj_t *o, const cs_event_t *ev)
+{
+    return ev->cell_sec == o->sec && ev->cell_off >= o->off && ev->cell_off < o->off + o->size;
+}
+
+/* A literal stored to a static cell counts only when the cell is inside the struct kprobe
+ * registered in f (kp.symbol_name = "..." on a static kp); elsewhere it is some other field. */
+static bool stored_to_probe(const cs_module_t *cs, const cs_func_t *f, const cs_event_t *lit)
+{
+    if (lit->lit_dest != CS_DEST_CELL)
+        return true;
+    for (size_t k = 0; k < f->n_ev; k++) {
+        const cs_event_t *ev = &f->ev[k];
+        if (ev->kind == CS_CALL && in_list(ev->target, kp_register, NELEM(kp_register)) && ev->arg0_obj >= 0 &&
+            in_obj(&cs->objs[ev->arg0_obj], lit))
+            return true;
+    }
+    return false;
+}
+
 static void trick_names(const cs_module_t *cs, const cs_func_t *f, strvec_t *out)
 {
     for (size_t k = 0; k < f->n_ev; k++) {
         const cs_event_t *ev = &f->ev[k];
-        if (ev->kind == CS_LITERAL && !ev->consumed && !strvec_contains(out, ev->literal))
+        if (ev->kind == CS_LITERAL && !ev->consumed && stored_to_probe(cs, f, ev) &&
+            !strvec_contains(out, ev->literal))
             strvec_push(out, ev->literal);
         if (ev->kind == CS_CALL && in_list(ev->target, kp_register, NELEM(kp_register)) && ev->arg0_obj >= 0) {
             const cs_obj_t *o = &cs->objs[ev->arg0_obj];
@@ -238,7 +259,10 @@ static void kprobe_findings(const ctx_t *c, size_t mi, audit_module_t *r)
         strvec_t names = {0};
         trick_names(cs, f, &names);
         char *w = where_str(f, at);
-        if (is_trick(f) && names.n) {
+        if (is_trick(f)) {
+            /* the probe only reads an address: of the literal(s), or of a name known at run time */
+            if (!names.n)
+                strvec_push(&names, "(name not a literal)");
             for (size_t i = 0; i < names.n; i++) {
                 audit_finding_t *x = add_finding(r, "kprobe-trick", names.v[i]);
                 x->via = xstrdup("register_kprobe");

@@ -1,9 +1,9 @@
 /* Code scan of a module from its relocations. What is recognised (x86-64, gcc/clang -mcmodel=kernel):
  *   call/jmp rel32 with R_X86_64_PLT32/PC32 (e8/e9 before the field)     -> CS_CALL
- *   call/jmp rel32 without relocation to a function start of the same section -> CS_CALL (local)
+ *   call/jmp rel32 / jmp rel8 without relocation to a function start of the same section -> CS_CALL
  *   call/jmp *%reg (ff d0-d7 / ff e0-e7), call/jmp *cell(%rip) (ff 15/25)  -> CS_INDIRECT
  *   mov $imm32,%reg (c7 c0+r / b8+r), movabs, lea x(%rip),%reg               -> literal / object in reg
- *   movq $imm32,disp(%reg) (c7 with a memory ModRM)                          -> literal stored to memory
+ *   movq $imm32,disp(%reg) / x(%rip) (c7 with a memory ModRM)                -> literal stored to memory
  *   mov x(%rip),%reg (8b) / mov %reg,x(%rip) (89)                            -> CS_LOAD / CS_STORE
  * Registers are followed only through these relocated instructions: a literal loaded into rdi
  * reaches the next call (compilers materialise an argument right before the call); every call
@@ -35,6 +35,7 @@ typedef struct {
     int reg;        /* LITERAL/ADDR/object into register reg, -1 memory / none */
     long obj;       /* object index put into reg, -1 */
     bool clobber;   /* LOAD: reg gets something unknown */
+    bool imm_store; /* STORE of an immediate (movq $imm32,x(%rip)): not an event of its own */
 } raw_ev_t;
 
 typedef struct {
@@ -238,7 +239,8 @@ static int abs_dest(const unsigned char *d, uint64_t o)
         (o >= 3 && d[o - 3] == 0xc7 && (d[o - 2] & 0xc0) == 0x40) ||   /* c7 /0 disp8(%reg) */
         (o >= 7 && d[o - 7] == 0xc7 && (d[o - 6] & 0xc7) == 0x84) ||   /* c7 84 sib disp32 */
         (o >= 6 && d[o - 6] == 0xc7 && (d[o - 5] & 0xc0) == 0x80) ||   /* c7 /0 disp32(%reg) */
-        (o >= 2 && d[o - 2] == 0xc7 && (d[o - 1] & 0xc7) == 0x04))     /* c7 04 sib (no disp) */
+        (o >= 2 && d[o - 2] == 0xc7 && (d[o - 1] & 0xc7) == 0x04) ||   /* c7 04 sib (no disp) */
+        (o >= 6 && d[o - 6] == 0xc7 && d[o - 5] == 0x05))              /* c7 05 rel32: x(%rip) */
         return -1;
     if (o >= 1 && d[o - 1] >= 0xb8 && d[o - 1] <= 0xbf)               /* [REX] b8+r mov $imm,%reg */
         return (d[o - 1] - 0xb8) | ((o >= 2 && (d[o - 2] & 0xf1) == 0x41) ? 8 : 0);
@@ -318,6 +320,15 @@ static void text_reloc(const img_t *im, cs_module_t *m, size_t tsec, const Elf64
             unsigned char op = d[o - 2];
             unsigned char rex = (o >= 3 && (d[o - 3] & 0xf0) == 0x40) ? d[o - 3] : 0;
             int reg = ((d[o - 1] >> 3) & 7) | ((rex & 4) ? 8 : 0);
+            if (op == 0xc7 && rel_target(im, r, 8, &t) && t.def && t.off >= 0) {
+                /* movq $imm32,x(%rip): remember the cell for the immediate's own relocation */
+                raw_ev_t *e = push_raw(out, o - 2);
+                e->ev.kind = CS_STORE;
+                e->imm_store = true;
+                e->ev.cell_sec = t.sec;
+                e->ev.cell_off = (uint64_t)t.off;
+                return;
+            }
             if (op != 0x8b && op != 0x89 && op != 0x8d)
                 return;
             if (!rel_target(im, r, 4, &t))
@@ -400,6 +411,15 @@ static void byte_scan(const img_t *im, const cs_module_t *m, size_t fi, raw_list
             e->ev.kind = CS_CALL;
             e->ev.local = li;
             e->ev.target = m->fn[li].name;
+        } else if (d[i] == 0xeb) {   /* jmp rel8: a tail jump to a neighbouring function */
+            int64_t tgt = (int64_t)i + 2 + (int8_t)d[i + 1];
+            long li = tgt >= 0 ? fn_at(m, f->sec, (uint64_t)tgt, true) : -1;
+            if (li < 0 || (size_t)li == fi)
+                continue;
+            raw_ev_t *e = push_raw(out, i);
+            e->ev.kind = CS_CALL;
+            e->ev.local = li;
+            e->ev.target = m->fn[li].name;
         } else if (d[i] == 0xff && ((d[i + 1] >= 0xd0 && d[i + 1] <= 0xd7) || (d[i + 1] >= 0xe0 && d[i + 1] <= 0xe7))) {
             raw_ev_t *e = push_raw(out, i);
             e->ev.kind = CS_INDIRECT;
@@ -452,6 +472,17 @@ static void simulate(cs_func_t *f, raw_ev_t *v, size_t n)
                 regs[i] = (regstate_t){-1, -1};
             push_event(f, &ev);
             continue;
+        }
+        if (ev.kind == CS_STORE && r->imm_store)
+            continue;
+        if (ev.kind == CS_LITERAL && r->reg < 0) {
+            ev.lit_dest = CS_DEST_MEMORY;
+            /* c7 05 rel32 imm32: the rel32 relocation (4 bytes before) names the cell */
+            if (k > 0 && v[k - 1].imm_store && v[k - 1].off + 6 == r->off) {
+                ev.lit_dest = CS_DEST_CELL;
+                ev.cell_sec = v[k - 1].ev.cell_sec;
+                ev.cell_off = v[k - 1].ev.cell_off;
+            }
         }
         if (ev.kind == CS_LOAD && ev.cell_sec == 0 && !r->clobber) {
             if (r->reg >= 0 && r->reg < 16)

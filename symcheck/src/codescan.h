@@ -29,6 +29,8 @@ typedef struct {
     size_t cell_sec;               /* LOAD/STORE: section index ... */
     uint64_t cell_off;             /* ... and offset of the cell */
     const char *literal;           /* LITERAL: the string */
+    enum { CS_DEST_REG, CS_DEST_MEMORY, CS_DEST_CELL } lit_dest;   /* LITERAL: into a register,
+                                      stack/heap memory, or the static cell (cell_sec, cell_off) */
     bool consumed;                 /* LITERAL: reached a call in an argument register */
 } cs_event_t;
 
