@@ -1,10 +1,13 @@
-/* libFuzzer target: the ELF readers (vmlinux ksymtab reader and .ko reader), and the
+/* libFuzzer target: the ELF readers (vmlinux ksymtab reader, .ko reader, the audit's code scan and
+ * the .ko export reader), and the
  * decompressors in front of the .ko reader (xz/zstd/gzip input is decompressed first). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd.h"
 #include "decomp.h"
+#include "modexports.h"
 #include "elfread.h"
 #include "ko.h"
 
@@ -34,6 +37,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (size_t i = 0; i < m.n_datasecs; i++)
             if (m.datasecs[i].size && memchr(m.datasecs[i].data, 'k', m.datasecs[i].size) == (void *)1)
                 abort();
+        /* the audit's code scan, the set audit of one module, and the module export reader */
+        cs_module_t cs;
+        if (cs_scan(buf, size, &cs, &e) == 0) {
+            audit_input_t in = {"fuzz.ko", &m, &cs};
+            audit_result_t r;
+            audit_compute(&in, 1, &r);
+            audit_result_free(&r);
+            cs_free(&cs);
+        }
+        exportset_t x = {0};
+        (void)ko_exports_read(buf, size, "fuzz", &x, &e);
+        exportset_free(&x);
         ko_free(&m);
     }
     exportset_t s;

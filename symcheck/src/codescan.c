@@ -158,7 +158,7 @@ static void collect_functions(const img_t *im, cs_module_t *m)
         uint64_t end = im->sec[f->sec].size;
         if (i + 1 < m->n_fn && m->fn[i + 1].sec == f->sec)
             end = m->fn[i + 1].addr;
-        if (f->size == 0 || f->addr + f->size > end)
+        if (f->size == 0 || f->size > end - f->addr)
             f->size = end - f->addr;
     }
 }
@@ -275,7 +275,7 @@ static bool rel_target(const img_t *im, const Elf64_Rela *r, int64_t adj, target
         return false;
     t->def = true;
     t->sec = s->st_shndx;
-    t->off = (int64_t)s->st_value + r->r_addend + adj;
+    t->off = (int64_t)((uint64_t)s->st_value + (uint64_t)r->r_addend + (uint64_t)adj);   /* no signed overflow */
     t->is_func = is_exec(im, t->sec);
     return true;
 }
@@ -286,7 +286,7 @@ static void text_reloc(const img_t *im, cs_module_t *m, size_t tsec, const Elf64
     uint64_t o = r->r_offset, n = im->sec[tsec].size;
     unsigned type = ELF64_R_TYPE(r->r_info);
     target_t t;
-    if (o + 4 > n)
+    if (o > n || n - o < 4)
         return;
     if (type == R_X86_64_PLT32 || type == R_X86_64_PC32) {
         if (o >= 1 && (d[o - 1] == 0xe8 || d[o - 1] == 0xe9) && !(o >= 2 && d[o - 2] == 0x0f)) {
@@ -503,7 +503,7 @@ static void data_reloc(const img_t *im, size_t tsec, const Elf64_Rela *r, data_l
 {
     unsigned type = ELF64_R_TYPE(r->r_info);
     target_t t;
-    if (type != R_X86_64_64 || r->r_offset + 8 > im->sec[tsec].size || !rel_target(im, r, 0, &t) || !t.def)
+    if (type != R_X86_64_64 || r->r_offset > im->sec[tsec].size || im->sec[tsec].size - r->r_offset < 8 || !rel_target(im, r, 0, &t) || !t.def)
         return;
     const char *lit = literal_at(im, t.sec, t.off);
     if (!lit)
@@ -605,7 +605,8 @@ int cs_scan(const unsigned char *buf, size_t len, cs_module_t *m, err_t *e)
         size_t k0 = k;
         while (k < raw.n && raw.v[k].sec == f->sec && raw.v[k].off < f->addr + f->size)
             k++;
-        simulate(f, raw.v + k0, k - k0);
+        if (k > k0)
+            simulate(f, raw.v + k0, k - k0);
     }
     attach_obj_literals(m, dl, ndl);
     ret = 0;

@@ -48,7 +48,7 @@ static const char *namespace_of(const mimg_t *im, size_t tab, uint64_t off)
             size_t ss = s->st_shndx;
             if (ss == 0 || ss >= im->shnum || !im->sec[ss].data)
                 return "";
-            int64_t at = (int64_t)s->st_value + r.r_addend;
+            int64_t at = (int64_t)((uint64_t)s->st_value + (uint64_t)r.r_addend);
             if (at < 0 || (uint64_t)at >= im->sec[ss].size)
                 return "";
             const unsigned char *p = im->sec[ss].data + at;
@@ -68,7 +68,7 @@ static bool crc_of(const mimg_t *im, const char *name, uint32_t *crc)
             continue;
         size_t ss = s->st_shndx;
         if ((sec_named(im, ss, "__kcrctab") || sec_named(im, ss, "__kcrctab_gpl")) && im->sec[ss].data &&
-            s->st_value + 4 <= im->sec[ss].size) {
+            s->st_value <= im->sec[ss].size && im->sec[ss].size - s->st_value >= 4) {
             *crc = rd32(im->sec[ss].data + s->st_value);
             return true;
         }

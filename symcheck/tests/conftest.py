@@ -29,3 +29,7 @@ def distro():
     if shutil.which("depmod") is None and not os.path.exists("/sbin/depmod"):
         pytest.skip("kmod (depmod/modprobe) not installed")
     return Distro(DISTRO)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "e2e: needs a real build outside the repository (slow or optional)")

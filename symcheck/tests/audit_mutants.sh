@@ -1,0 +1,47 @@
+#!/bin/sh
+# Mutation check of the audit/check additions: each mutant is a one-line source change that
+# a plausible bug would make; tests/test_audit.py must fail on every one (and pass unmutated).
+# Run from symcheck/ after `make all fixtures`:  sh tests/audit_mutants.sh
+# Prints one line per mutant: KILLED (with the failing tests) or SURVIVED; exit 1 if any survived.
+set -u
+PY=${PYTHON:-/usr/bin/python3}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+survived=0
+
+mutant() {   # name file sed-expression
+    name=$1 file=$2 expr=$3
+    rm -rf "$T/m"
+    mkdir -p "$T/m"
+    cp -r src Makefile "$T/m/"
+    sed -i "$expr" "$T/m/$file"
+    if cmp -s "src/${file#src/}" "$T/m/$file"; then
+        echo "ERROR   $name: the sed expression changed nothing"
+        survived=1
+        return
+    fi
+    if ! make -s -C "$T/m" build/symcheck >"$T/build.log" 2>&1; then
+        echo "ERROR   $name: does not build"
+        survived=1
+        return
+    fi
+    out=$(SYMCHECK_BIN="$T/m/build/symcheck" $PY -m pytest -q -p no:cacheprovider tests/test_audit.py 2>&1)
+    if [ $? -eq 0 ]; then
+        echo "SURVIVED $name"
+        survived=1
+    else
+        echo "KILLED  $name: $(echo "$out" | grep '^FAILED' | sed 's/^FAILED tests\/test_audit.py:://; s/ - .*//' | tr '\n' ' ')"
+    fi
+}
+
+mutant no-cross-module src/cmd_audit.c 's/if (j == mi || !strvec_contains(/if (1 || !strvec_contains(/'
+mutant no-fixpoint src/cmd_audit.c 's/^    while (derive_pass(&c))$/    derive_pass(\&c);/; /^    derive_pass(&c);$/{n;s/^        ;$//}'
+mutant no-instrumentation-test src/cmd_audit.c 's/fn_calls(f, kp_unregister, NELEM(kp_unregister), NULL)/(fn_calls(f, kp_unregister, NELEM(kp_unregister), NULL) || 1)/'
+mutant no-unrelocated-calls src/codescan.c 's/if ((d\[i\] == 0xe8 || d\[i\] == 0xe9) \&\& i + 5 <= end)/if (0)/'
+mutant no-tail-jmp-rel8 src/codescan.c 's/} else if (d\[i\] == 0xeb) {/} else if (0) {/'
+mutant args-rsi-for-rdi src/codescan.c 's/{REG_RDI, REG_RSI, REG_RDX}/{REG_RSI, REG_RDI, REG_RDX}/'
+mutant no-resolver-cells src/cmd_audit.c 's/if (ev->kind != CS_STORE || ev->cell_sec == 0/if (1 || ev->cell_sec == 0/'
+mutant any-literal-is-probed src/cmd_audit.c 's/    if (lit->lit_dest != CS_DEST_CELL)/    if (1)/'
+mutant no-static-kprobe-literals src/codescan.c 's/^    attach_obj_literals(m, dl, ndl);/    (void)attach_obj_literals;/'
+mutant no-set-exports src/cmd_check.c 's/add_set_exports(a.pos, a.np - 1, &b), //'
+exit $survived

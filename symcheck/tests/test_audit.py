@@ -1,0 +1,276 @@
+"""symcheck audit (and check) on module sets: synthetic fixtures compiled like kernel code from
+tests/fixtures/audit/*.c, whose "expect:" comment lines are the oracle (what each module resolves
+by name, which of its functions resolve names for others, its kprobe instrumentation), binutils'
+objdump for where the findings point, and an optional real LTTng build."""
+import json
+import os
+import re
+import shutil
+
+import pytest
+
+from symcheck_testlib import FIX, HERE, run, symcheck, elf_sections, read_symvers_text
+
+SRC = os.path.join(HERE, "fixtures", "audit")
+KOS = os.path.join(FIX, "audit")
+NAMES = ["chain", "caller", "resolver", "kp_instr", "kp_trick"]
+NAME_KINDS = ("by-name", "kprobe-trick")
+
+
+def ko(name):
+    return os.path.join(KOS, name + ".ko")
+
+
+def expectations(name):
+    """{'findings': {(kind, what, via)}, 'resolvers': set, 'instrumentation': set} from the source."""
+    out = {"findings": set(), "resolvers": set(), "instrumentation": set()}
+    with open(os.path.join(SRC, name + ".c")) as f:
+        for line in f:
+            m = re.match(r"\s*\*?\s*expect: (\S+) (.*?)\s*$", line)
+            if not m:
+                continue
+            kind, rest = m.groups()
+            if kind in NAME_KINDS:
+                what, via = (rest.split(" ", 1) + [None])[:2] if not rest.startswith("(") else \
+                    (rest[:rest.index(")") + 1], rest[rest.index(")") + 2:] or None)
+                out["findings"].add((kind, what, via))
+            elif kind == "resolver":
+                out["resolvers"].add(rest)
+            elif kind == "instrumentation":
+                out["instrumentation"].add(rest)
+    return out
+
+
+def audit_json(*paths, rc=1):
+    r = symcheck("--json", "audit", *paths)
+    assert r.returncode == rc, (r.returncode, r.stderr)
+    assert r.stderr == ""
+    return json.loads(r.stdout)
+
+
+def got(mod):
+    """What symcheck says, in the shape of expectations(); via without the '(module)' suffix."""
+    return {
+        "findings": {(f["kind"], f["what"], f["via"].split(" (")[0] if not f["via"].startswith("(") else f["via"])
+                     for f in mod["findings"] if f["kind"] in NAME_KINDS},
+        "resolvers": set(mod["resolvers"]),
+        "instrumentation": {n["symbol_name"] for n in mod["instrumentation"]},
+    }
+
+
+def test_fixture_set_matches_sources():
+    d = audit_json(*[ko(n) for n in NAMES])
+    assert [m["name"] for m in d["modules"]] == NAMES
+    for m in d["modules"]:
+        assert got(m) == expectations(m["name"]), m["name"]
+        # the former name-level kinds stay, for the kallsyms API only
+        assert {f["what"] for f in m["findings"] if f["kind"] not in NAME_KINDS} <= {"kallsyms_lookup_name"}
+    flagged = [n for n in NAMES if expectations(n)["findings"]]
+    assert d["flagged"] == flagged
+    assert d["findings_total"] == sum(len(m["findings"]) for m in d["modules"])
+
+
+@pytest.mark.parametrize("order", [NAMES[::-1], ["resolver", "kp_trick", "chain", "kp_instr", "caller"]])
+def test_order_does_not_matter(order):
+    d = audit_json(*[ko(n) for n in order])
+    for m in d["modules"]:
+        assert got(m) == expectations(m["name"]), (order, m["name"])
+
+
+def test_tree_is_the_same_set(tmp_path):
+    tree = tmp_path / "lib" / "modules"
+    for n in NAMES:
+        (tree / n).mkdir(parents=True)
+        shutil.copy(ko(n), tree / n / (n + ".ko"))
+    d = audit_json("--tree", str(tree))
+    assert sorted(m["name"] for m in d["modules"]) == sorted(NAMES)
+    for m in d["modules"]:
+        assert got(m) == expectations(m["name"])
+    r = symcheck("audit", "--tree", str(tree))
+    assert r.returncode == 1
+    assert r.stdout.rstrip().endswith("5 module(s) audited, 4 flagged: caller, chain, kp_trick, resolver")
+
+
+def test_resolver_is_only_known_from_the_set():
+    """Alone, caller.ko calls an unknown function fake_lookup_name: nothing follows from it
+    (single-module JSON keeps the former shape: one module object)."""
+    d = audit_json(ko("caller"), rc=0)
+    assert d["name"] == "caller" and d["flagged"] is False and d["findings"] == []
+    d = audit_json(ko("caller"), ko("resolver"))
+    assert ("by-name", "task_prio", "fake_lookup_name") in got(d["modules"][0])["findings"]
+
+
+def test_instrumentation_is_not_a_finding():
+    d = audit_json(ko("kp_instr"), rc=0)
+    assert d["flagged"] is False and d["findings"] == []
+    assert {(n["function"], n["symbol_name"]) for n in d["instrumentation"]} == \
+        {("probe_user", "(not a literal)"), ("probe_fixed", "do_sys_open")}
+    r = symcheck("audit", ko("kp_instr"))
+    assert r.returncode == 0
+    assert "kprobe instrumentation (not a finding): probe_fixed on do_sys_open" in r.stdout
+
+
+def objdump_insns(path):
+    """{(function, offset): mnemonic} from objdump -d (binutils, independent of symcheck)."""
+    r = run(["objdump", "-d", "--no-show-raw-insn", path])
+    assert r.returncode == 0, r.stderr
+    out, fn, base = {}, None, 0
+    for line in r.stdout.splitlines():
+        m = re.match(r"^([0-9a-f]+) <(.+)>:$", line)
+        if m:
+            base, fn = int(m.group(1), 16), m.group(2)
+            continue
+        m = re.match(r"^\s+([0-9a-f]+):\s+(\S+)", line)
+        if m and fn:
+            out[(fn, int(m.group(1), 16) - base)] = m.group(2)
+    return out
+
+
+def test_findings_point_at_calls():
+    d = audit_json(*[ko(n) for n in NAMES])
+    n = 0
+    for m in d["modules"]:
+        insns = objdump_insns(ko(m["name"]))
+        for f in m["findings"]:
+            if f["kind"] in NAME_KINDS:
+                fn, off = f["where"].rsplit("+", 1)
+                assert insns[(fn, int(off, 16))] in ("call", "jmp"), f
+                n += 1
+    assert n == 10
+
+
+def test_text_output():
+    r = symcheck("audit", ko("chain"), ko("caller"), ko("resolver"))
+    assert r.returncode == 1 and r.stderr == ""
+    assert re.search(r"by-name +disk_type +caller_lookup \(caller\) +init_module\+0x", r.stdout)
+    assert "resolves names for others: caller_local_lookup caller_lookup" in r.stdout
+    assert r.stdout.rstrip().endswith("3 module(s) audited, 3 flagged: chain, caller, resolver")
+
+
+@pytest.mark.parametrize("args", [["audit"], ["audit", "--tree"], ["audit", "--frob", "x.ko"],
+                                  ["audit", "--tree", "/", "x.ko"]])
+def test_usage_errors(args):
+    r = symcheck(*args)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.startswith("symcheck: ") and len(r.stderr.splitlines()) == 1
+
+
+def test_bad_module_in_set(tmp_path):
+    bad = tmp_path / "bad.ko"
+    bad.write_bytes(open(ko("caller"), "rb").read()[:300])
+    r = symcheck("audit", ko("resolver"), str(bad))
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.startswith("symcheck: %s: " % bad)
+
+
+# ------------------------------------------------------------------ check on the set
+
+def fake_build(tmp_path):
+    b = tmp_path / "build"
+    b.mkdir()
+    rows = [(0x1, "_printk"), (0x2, "register_kprobe"), (0x3, "unregister_kprobe"), (0x4, "memset")]
+    (b / "Module.symvers").write_text("".join("0x%08x\t%s\tvmlinux\tEXPORT_SYMBOL\t\n" % r for r in rows))
+    return str(b)
+
+
+def test_check_resolves_exports_of_the_set(tmp_path):
+    b = fake_build(tmp_path)
+    r = symcheck("--json", "check", ko("chain"), ko("caller"), ko("resolver"), b)
+    assert r.returncode == 0, r.stdout
+    d = json.loads(r.stdout)
+    assert d["findings_total"] == 0
+    syms = {(m["name"], s["name"]): s for m in d["modules"] for s in m["symbols"]}
+    # oracle: the CRCs and class written in the fixtures' FAKE_EXPORT_GPL lines
+    s = syms[("caller", "fake_lookup_name")]
+    assert (s["status"], s["build_crc"], s["class"]) == ("ok", "0x12345678", "EXPORT_SYMBOL_GPL")
+    assert s["provider"] == ko("resolver")[:-3]
+    s = syms[("chain", "caller_lookup")]
+    assert (s["status"], s["build_crc"], s["provider"]) == ("ok", "0x2468ace0", ko("caller")[:-3])
+
+
+def test_check_without_the_provider(tmp_path):
+    b = fake_build(tmp_path)
+    d = json.loads(symcheck("--json", "check", ko("caller"), b).stdout)
+    assert [(f["kind"], f["symbol"]) for f in d["modules"][0]["findings"]] == [("unknown-symbol", "fake_lookup_name")]
+
+
+def test_check_doctored_provider_crc(tmp_path):
+    b = fake_build(tmp_path)
+    raw = open(ko("resolver"), "rb").read()
+    crc = (0x12345678).to_bytes(4, "little")
+    assert raw.count(crc) == 1
+    doctored = tmp_path / "resolver.ko"
+    doctored.write_bytes(raw.replace(crc, (0x12345679).to_bytes(4, "little")))
+    r = symcheck("--json", "check", ko("caller"), str(doctored), b)
+    assert r.returncode == 1
+    d = json.loads(r.stdout)
+    assert [(f["kind"], f["symbol"]) for f in d["modules"][0]["findings"]] == [("crc-mismatch", "fake_lookup_name")]
+
+
+# ------------------------------------------------------------------ real LTTng (optional)
+
+LTTNG = os.environ.get("KSYMLAB_LTTNG_MODULES", "/var/tmp/symaudit/x/usr/src/lttng-modules-2.13.9/src")
+LTTNG_TREE = os.environ.get("KSYMLAB_LTTNG_KERNEL", "/var/cache/ksymlab/trees/9bc0bb4c38fa6e0f1e43/linux")
+# what LTTng 2.13.9 resolves through its wrapper (issue 13; reference.md), plus stack_trace_save
+# (its kernel callstack context) and the wrapper's own kprobe target
+LTTNG_NAMES = {"task_prio", "stack_trace_save_user", "save_stack_trace_user", "get_pfnblock_flags_mask",
+               "get_pageblock_flags_mask", "global_wb_domain", "global_dirty_limit", "block_class", "disk_type",
+               "irq_to_desc", "splice_to_pipe", "__vmalloc_node_range", "tracepoint_module_notify",
+               "uprobe_register", "uprobe_unregister", "kvm_x86_ops", "vmalloc_sync_mappings",
+               "vmalloc_sync_all", "stack_trace_save", "kallsyms_lookup_name"}
+
+
+def rodata_identifiers(path):
+    """NUL-terminated strings of the .rodata.str* sections (read here, not by symcheck)."""
+    data = open(path, "rb").read()
+    out = set()
+    for name, (off, size, _) in elf_sections(path).items():
+        if name.startswith(".rodata.str"):
+            out |= {s.decode(errors="replace") for s in data[off:off + size].split(b"\0")}
+    return out
+
+
+def lttng_modules():
+    if not os.path.isdir(LTTNG):
+        pytest.skip("no LTTng build at %s (set KSYMLAB_LTTNG_MODULES)" % LTTNG)
+    mods = sorted(os.path.join(dp, f) for dp, _, fs in os.walk(LTTNG) for f in fs if f.endswith(".ko"))
+    if not mods:
+        pytest.skip("no .ko under %s" % LTTNG)
+    return mods
+
+
+@pytest.mark.e2e
+def test_lttng_audit():
+    mods = lttng_modules()
+    d = audit_json("--tree", LTTNG)
+    assert len(d["modules"]) == len(mods)
+    for m in d["modules"]:
+        names = {f["what"] for f in m["findings"] if f["kind"] in NAME_KINDS}
+        # oracle: the resolved names are the LTTng names present as literals in the module
+        assert names == rodata_identifiers(m["file"]) & LTTNG_NAMES, m["name"]
+    by = {m["name"]: m for m in d["modules"]}
+    assert by["lttng_wrapper"]["resolvers"] == ["wrapper_kallsyms_lookup_name"]
+    assert {f["what"] for f in by["lttng_tracer"]["findings"]} >= {"task_prio", "stack_trace_save_user"}
+    for k in ("lttng_kprobes", "lttng_kretprobes"):
+        assert by[k]["findings"] == [] and len(by[k]["instrumentation"]) == 1, k
+
+
+@pytest.mark.e2e
+def test_lttng_check_against_tree():
+    lttng_modules()
+    if not os.path.exists(os.path.join(LTTNG_TREE, "Module.symvers")):
+        pytest.skip("no kernel tree at %s (set KSYMLAB_LTTNG_KERNEL)" % LTTNG_TREE)
+    r = symcheck("--json", "check", "--tree", LTTNG, LTTNG_TREE)
+    assert r.returncode == 0, r.stdout[-2000:]
+    d = json.loads(r.stdout)
+    assert d["findings_total"] == 0
+    own = os.path.join(LTTNG, "Module.symvers")
+    if os.path.exists(own):
+        # oracle: LTTng's own modpost output for the symbols its modules export to each other
+        sv = read_symvers_text(own)
+        inter = [(s, m) for m in d["modules"] for s in m["symbols"] if s["provider"] != "vmlinux"]
+        assert inter
+        for s, m in inter:
+            crc, module, typ, _ = sv[s["name"]]
+            assert (int(s["build_crc"], 16), s["class"]) == (crc, typ), (m["name"], s["name"])
+            assert s["provider"].endswith(module.rsplit("/", 1)[-1])
