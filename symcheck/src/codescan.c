@@ -20,13 +20,7 @@
 #define REG_RDI 7
 static const int arg_regs[CS_NARGS] = {REG_RDI, REG_RSI, REG_RDX};
 
-typedef struct {
-    elfr_sec_t *sec;
-    size_t shnum;
-    const Elf64_Sym *sym;
-    size_t nsym;
-    elfr_sec_t strtab;
-} img_t;
+typedef elfr_image_t img_t;
 
 typedef struct {
     size_t sec;
@@ -61,16 +55,6 @@ bool cs_is_identifier(const char *s)
             return false;
     }
     return n <= 128;
-}
-
-static const char *sym_name(const img_t *im, const Elf64_Sym *s)
-{
-    if (s->st_name >= im->strtab.size)
-        return NULL;
-    size_t l = bounded_strlen(im->strtab.data + s->st_name, im->strtab.size - s->st_name);
-    if (l == im->strtab.size - s->st_name || l == 0)
-        return NULL;
-    return (const char *)im->strtab.data + s->st_name;
 }
 
 static bool sec_ok(const img_t *im, size_t i)
@@ -118,7 +102,7 @@ static void collect_functions(const img_t *im, cs_module_t *m)
     size_t cap = 0;
     for (size_t i = 1; i < im->nsym; i++) {
         const Elf64_Sym *s = &im->sym[i];
-        const char *name = sym_name(im, s);
+        const char *name = elfr_sym_name(im, s);
         if (!name)
             continue;
         if (s->st_shndx != SHN_UNDEF && s->st_shndx < SHN_LORESERVE && strncmp(name, "__ksymtab_", 10) == 0 &&
@@ -264,7 +248,7 @@ static bool rel_target(const img_t *im, const Elf64_Rela *r, int64_t adj, target
     memset(t, 0, sizeof *t);
     unsigned type = ELF64_ST_TYPE(s->st_info);
     if (type != STT_SECTION)
-        t->name = sym_name(im, s);
+        t->name = elfr_sym_name(im, s);
     if (s->st_shndx == SHN_UNDEF) {
         if (!t->name)
             return false;
@@ -280,116 +264,116 @@ static bool rel_target(const img_t *im, const Elf64_Rela *r, int64_t adj, target
     return true;
 }
 
+/* What the value of target t materialised into reg (or memory when reg < 0) is: a literal, a
+ * function address, or (into a register) a data object. Returns false when it is none of these. */
+static bool value_event(const img_t *im, cs_module_t *m, const target_t *t, int reg, raw_ev_t *e)
+{
+    const char *lit = t->def ? literal_at(im, t->sec, t->off) : NULL;
+    if (lit) {
+        e->ev.kind = CS_LITERAL;
+        e->ev.literal = lit;
+    } else if (t->is_func) {
+        e->ev.kind = CS_ADDR;
+        e->ev.target = t->name;
+        e->ev.local = t->def && t->off >= 0 ? fn_at(m, t->sec, (uint64_t)t->off, true) : -1;
+        if (e->ev.local >= 0)
+            e->ev.target = m->fn[e->ev.local].name;
+    } else if (reg >= 0 && t->def && t->off >= 0) {
+        e->ev.kind = CS_LOAD;   /* placeholder event: only the register matters */
+        e->ev.cell_sec = 0;
+        e->obj = add_obj(im, m, t->sec, (uint64_t)t->off);
+    } else {
+        return false;
+    }
+    return true;
+}
+
+/* A direct call/jmp rel32 at o-1: the local function or the undefined symbol it reaches. */
+static void reloc_call(const img_t *im, cs_module_t *m, const Elf64_Rela *r, uint64_t o, raw_list_t *out)
+{
+    target_t t;
+    if (!rel_target(im, r, 4, &t))
+        return;
+    long local = -1;
+    if (t.def) {
+        local = t.off >= 0 ? fn_at(m, t.sec, (uint64_t)t.off, true) : -1;
+        if (local < 0)
+            return;
+    }
+    raw_ev_t *e = push_raw(out, o - 1);
+    e->ev.kind = CS_CALL;
+    e->ev.local = local;
+    e->ev.target = local >= 0 ? m->fn[local].name : t.name;
+}
+
+/* A rip-relative operand at o: call/jmp *x(%rip), movq $imm32,x(%rip), mov load/store, lea. */
+static void reloc_riprel(const img_t *im, cs_module_t *m, const unsigned char *d, const Elf64_Rela *r, uint64_t o,
+                         raw_list_t *out)
+{
+    target_t t;
+    if (d[o - 2] == 0xff && (d[o - 1] == 0x15 || d[o - 1] == 0x25)) {
+        if (!rel_target(im, r, 4, &t))
+            return;
+        raw_ev_t *e = push_raw(out, o - 2);
+        e->ev.kind = CS_LOAD;
+        e->ev.cell_sec = t.def ? t.sec : 0;
+        e->ev.cell_off = t.def && t.off >= 0 ? (uint64_t)t.off : 0;
+        push_raw(out, o - 1)->ev.kind = CS_INDIRECT;
+        return;
+    }
+    if ((d[o - 1] & 0xc7) != 0x05)
+        return;
+    unsigned char op = d[o - 2];
+    unsigned char rex = (o >= 3 && (d[o - 3] & 0xf0) == 0x40) ? d[o - 3] : 0;
+    int reg = ((d[o - 1] >> 3) & 7) | ((rex & 4) ? 8 : 0);
+    if (op == 0xc7 && rel_target(im, r, 8, &t) && t.def && t.off >= 0) {
+        /* movq $imm32,x(%rip): remember the cell for the immediate's own relocation */
+        raw_ev_t *e = push_raw(out, o - 2);
+        e->ev.kind = CS_STORE;
+        e->imm_store = true;
+        e->ev.cell_sec = t.sec;
+        e->ev.cell_off = (uint64_t)t.off;
+        return;
+    }
+    if ((op != 0x8b && op != 0x89 && op != 0x8d) || !rel_target(im, r, 4, &t))
+        return;
+    raw_ev_t *e = push_raw(out, o - 2);
+    e->reg = reg;
+    if (op == 0x8b || op == 0x89) {
+        e->ev.kind = op == 0x8b ? CS_LOAD : CS_STORE;
+        e->clobber = op == 0x8b;
+        e->ev.cell_sec = t.def ? t.sec : 0;
+        e->ev.cell_off = t.def && t.off >= 0 ? (uint64_t)t.off : 0;
+    } else if (!value_event(im, m, &t, reg, e)) {   /* lea of something else: reg unknown */
+        e->ev.kind = CS_LOAD;
+        e->clobber = true;
+    }
+}
+
 static void text_reloc(const img_t *im, cs_module_t *m, size_t tsec, const Elf64_Rela *r, raw_list_t *out)
 {
     const unsigned char *d = im->sec[tsec].data;
     uint64_t o = r->r_offset, n = im->sec[tsec].size;
     unsigned type = ELF64_R_TYPE(r->r_info);
-    target_t t;
     if (o > n || n - o < 4)
         return;
     if (type == R_X86_64_PLT32 || type == R_X86_64_PC32) {
-        if (o >= 1 && (d[o - 1] == 0xe8 || d[o - 1] == 0xe9) && !(o >= 2 && d[o - 2] == 0x0f)) {
-            if (!rel_target(im, r, 4, &t))
-                return;
-            raw_ev_t *e = push_raw(out, o - 1);
-            e->ev.kind = CS_CALL;
-            if (t.def) {
-                e->ev.local = t.off >= 0 ? fn_at(m, t.sec, (uint64_t)t.off, true) : -1;
-                if (e->ev.local < 0)
-                    out->n--;
-                else
-                    e->ev.target = m->fn[e->ev.local].name;
-            } else {
-                e->ev.target = t.name;
-            }
-            return;
-        }
-        if (o >= 2 && d[o - 2] == 0xff && (d[o - 1] == 0x15 || d[o - 1] == 0x25)) {
-            if (!rel_target(im, r, 4, &t))
-                return;
-            raw_ev_t *e = push_raw(out, o - 2);
-            e->ev.kind = CS_LOAD;
-            e->ev.cell_sec = t.def ? t.sec : 0;
-            e->ev.cell_off = t.def && t.off >= 0 ? (uint64_t)t.off : 0;
-            e = push_raw(out, o - 1);
-            e->ev.kind = CS_INDIRECT;
-            return;
-        }
-        if (o >= 2 && (d[o - 1] & 0xc7) == 0x05) {
-            unsigned char op = d[o - 2];
-            unsigned char rex = (o >= 3 && (d[o - 3] & 0xf0) == 0x40) ? d[o - 3] : 0;
-            int reg = ((d[o - 1] >> 3) & 7) | ((rex & 4) ? 8 : 0);
-            if (op == 0xc7 && rel_target(im, r, 8, &t) && t.def && t.off >= 0) {
-                /* movq $imm32,x(%rip): remember the cell for the immediate's own relocation */
-                raw_ev_t *e = push_raw(out, o - 2);
-                e->ev.kind = CS_STORE;
-                e->imm_store = true;
-                e->ev.cell_sec = t.sec;
-                e->ev.cell_off = (uint64_t)t.off;
-                return;
-            }
-            if (op != 0x8b && op != 0x89 && op != 0x8d)
-                return;
-            if (!rel_target(im, r, 4, &t))
-                return;
-            raw_ev_t *e = push_raw(out, o - 2);
-            e->reg = reg;
-            if (op == 0x8b || op == 0x89) {
-                e->ev.kind = op == 0x8b ? CS_LOAD : CS_STORE;
-                e->clobber = op == 0x8b;
-                e->ev.cell_sec = t.def ? t.sec : 0;
-                e->ev.cell_off = t.def && t.off >= 0 ? (uint64_t)t.off : 0;
-                return;
-            }
-            /* lea: a literal, a function address, or a data object into reg */
-            const char *lit = t.def ? literal_at(im, t.sec, t.off) : NULL;
-            if (lit) {
-                e->ev.kind = CS_LITERAL;
-                e->ev.literal = lit;
-            } else if (t.is_func) {
-                e->ev.kind = CS_ADDR;
-                e->ev.target = t.name;
-                e->ev.local = t.def && t.off >= 0 ? fn_at(m, t.sec, (uint64_t)t.off, true) : -1;
-                if (e->ev.local >= 0)
-                    e->ev.target = m->fn[e->ev.local].name;
-            } else if (t.def && t.off >= 0) {
-                e->ev.kind = CS_LOAD;   /* placeholder event: only the register matters */
-                e->ev.cell_sec = 0;
-                e->obj = add_obj(im, m, t.sec, (uint64_t)t.off);
-            } else {
-                e->ev.kind = CS_LOAD;
-                e->clobber = true;
-            }
-        }
+        if (o >= 1 && (d[o - 1] == 0xe8 || d[o - 1] == 0xe9) && !(o >= 2 && d[o - 2] == 0x0f))
+            reloc_call(im, m, r, o, out);
+        else if (o >= 2)
+            reloc_riprel(im, m, d, r, o, out);
         return;
     }
-    if (type != R_X86_64_32S && type != R_X86_64_32 && type != R_X86_64_64)
-        return;
-    if (!rel_target(im, r, 0, &t))
+    target_t t;
+    if ((type != R_X86_64_32S && type != R_X86_64_32 && type != R_X86_64_64) || !rel_target(im, r, 0, &t))
         return;
     int dest = abs_dest(d, o);
     if (dest == -2)
         return;
     raw_ev_t *e = push_raw(out, o);
     e->reg = dest;
-    const char *lit = t.def ? literal_at(im, t.sec, t.off) : NULL;
-    if (lit) {
-        e->ev.kind = CS_LITERAL;
-        e->ev.literal = lit;
-    } else if (t.is_func) {
-        e->ev.kind = CS_ADDR;
-        e->ev.target = t.name;
-        e->ev.local = t.def && t.off >= 0 ? fn_at(m, t.sec, (uint64_t)t.off, true) : -1;
-        if (e->ev.local >= 0)
-            e->ev.target = m->fn[e->ev.local].name;
-    } else if (dest >= 0 && t.def && t.off >= 0) {
-        e->ev.kind = CS_LOAD;
-        e->ev.cell_sec = 0;
-        e->obj = add_obj(im, m, t.sec, (uint64_t)t.off);
-    } else {
+    if (!value_event(im, m, &t, dest, e))
         out->n--;
-    }
 }
 
 /* Calls without relocation (same-section static functions) and indirect calls through a register. */
@@ -512,38 +496,6 @@ static void data_reloc(const img_t *im, size_t tsec, const Elf64_Rela *r, data_l
     (*v)[(*n)++] = (data_lit_t){tsec, r->r_offset, lit};
 }
 
-static int load_image(Elf *elf, const unsigned char *buf, size_t len, img_t *im, err_t *e)
-{
-    if (elf_getshdrnum(elf, &im->shnum) != 0) {
-        err_set(e, "corrupt section headers");
-        return -1;
-    }
-    im->sec = xcalloc(im->shnum ? im->shnum : 1, sizeof *im->sec);
-    size_t symidx = 0;
-    for (size_t i = 1; i < im->shnum; i++) {
-        if (elfr_get(elf, (unsigned char *)buf, len, i, &im->sec[i], e) < 0)
-            return -1;
-        if (im->sec[i].shdr.sh_type == SHT_SYMTAB && !symidx)
-            symidx = i;
-    }
-    if (!symidx || !im->sec[symidx].data || im->sec[symidx].size % sizeof(Elf64_Sym)) {
-        err_set(e, "no usable .symtab section");
-        return -1;
-    }
-    size_t sl = im->sec[symidx].shdr.sh_link;
-    if (!sec_ok(im, sl) || im->sec[sl].shdr.sh_type != SHT_STRTAB) {
-        err_set(e, ".symtab string table is missing or not a string table");
-        return -1;
-    }
-    im->strtab = im->sec[sl];
-    im->nsym = im->sec[symidx].size / sizeof(Elf64_Sym);
-    /* the section data is not guaranteed to be aligned for Elf64_Sym: copy */
-    Elf64_Sym *syms = xmalloc(im->nsym * sizeof *syms + 1);
-    memcpy(syms, im->sec[symidx].data, im->nsym * sizeof *syms);
-    im->sym = syms;
-    return (int)symidx;
-}
-
 static void attach_obj_literals(cs_module_t *m, const data_lit_t *dl, size_t n)
 {
     for (size_t i = 0; i < m->n_objs; i++) {
@@ -568,13 +520,12 @@ int cs_scan(const unsigned char *buf, size_t len, cs_module_t *m, err_t *e)
     data_lit_t *dl = NULL;
     size_t ndl = 0;
     int ret = -1;
-    int symidx = load_image(elf, buf, len, &im, e);
-    if (symidx < 0)
+    if (elfr_image_load(elf, buf, len, &im, e) != 0)
         goto out;
     collect_functions(&im, m);
     for (size_t i = 1; i < im.shnum; i++) {
         const elfr_sec_t *rs = &im.sec[i];
-        if (rs->shdr.sh_type != SHT_RELA || rs->shdr.sh_link != (size_t)symidx || !rs->data)
+        if (rs->shdr.sh_type != SHT_RELA || rs->shdr.sh_link != im.symidx || !rs->data)
             continue;
         size_t tsec = rs->shdr.sh_info;
         if (!sec_ok(&im, tsec))
@@ -613,8 +564,7 @@ int cs_scan(const unsigned char *buf, size_t len, cs_module_t *m, err_t *e)
 out:
     free(dl);
     free(raw.v);
-    free((void *)im.sym);
-    free(im.sec);
+    elfr_image_free(&im);
     elf_end(elf);
     if (ret)
         cs_free(m);

@@ -1,5 +1,6 @@
 #include "elfread.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static void elf_init_once(void)
@@ -250,4 +251,50 @@ fail:
     elf_end(elf);
     exportset_free(out);
     return -1;
+}
+
+int elfr_image_load(Elf *elf, const unsigned char *buf, size_t len, elfr_image_t *im, err_t *e)
+{
+    memset(im, 0, sizeof *im);
+    if (elf_getshdrnum(elf, &im->shnum) != 0) {
+        err_set(e, "corrupt section headers");
+        return -1;
+    }
+    im->sec = xcalloc(im->shnum ? im->shnum : 1, sizeof *im->sec);
+    for (size_t i = 1; i < im->shnum; i++) {
+        if (elfr_get(elf, (unsigned char *)buf, len, i, &im->sec[i], e) < 0)
+            return -1;
+        if (im->sec[i].shdr.sh_type == SHT_SYMTAB && !im->symidx)
+            im->symidx = i;
+    }
+    const elfr_sec_t *st = &im->sec[im->symidx];
+    if (!im->symidx || !st->data || st->size % sizeof(Elf64_Sym)) {
+        err_set(e, "no usable .symtab section");
+        return -1;
+    }
+    size_t sl = st->shdr.sh_link;
+    if (sl == 0 || sl >= im->shnum || !im->sec[sl].data || im->sec[sl].shdr.sh_type != SHT_STRTAB) {
+        err_set(e, ".symtab string table is missing or not a string table");
+        return -1;
+    }
+    im->strtab = im->sec[sl];
+    im->nsym = st->size / sizeof(Elf64_Sym);
+    im->sym = xmalloc(im->nsym * sizeof *im->sym + 1);
+    memcpy(im->sym, st->data, im->nsym * sizeof *im->sym);
+    return 0;
+}
+
+void elfr_image_free(elfr_image_t *im)
+{
+    free(im->sym);
+    free(im->sec);
+    memset(im, 0, sizeof *im);
+}
+
+const char *elfr_sym_name(const elfr_image_t *im, const Elf64_Sym *s)
+{
+    if (s->st_name >= im->strtab.size)
+        return NULL;
+    size_t l = bounded_strlen(im->strtab.data + s->st_name, im->strtab.size - s->st_name);
+    return l && l < im->strtab.size - s->st_name ? (const char *)im->strtab.data + s->st_name : NULL;
 }

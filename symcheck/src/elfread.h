@@ -35,6 +35,23 @@ static inline uint64_t rd64(const unsigned char *p)
     return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32;
 }
 
+/* Every section of a relocatable image and its symbol table (copied: the section data need not
+ * be aligned for Elf64_Sym). */
+typedef struct {
+    elfr_sec_t *sec;          /* shnum entries, [0] unused */
+    size_t shnum;
+    size_t symidx;            /* the SHT_SYMTAB section */
+    Elf64_Sym *sym;
+    size_t nsym;
+    elfr_sec_t strtab;
+} elfr_image_t;
+
+/* Returns 0 or -1 (e set); free with elfr_image_free either way. */
+int elfr_image_load(Elf *elf, const unsigned char *buf, size_t len, elfr_image_t *im, err_t *e);
+void elfr_image_free(elfr_image_t *im);
+/* The name of a symbol, NULL when empty or out of range. */
+const char *elfr_sym_name(const elfr_image_t *im, const Elf64_Sym *s);
+
 typedef struct {
     size_t n_plain, n_gpl;
     bool has_crc;

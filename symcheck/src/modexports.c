@@ -10,21 +10,7 @@
 
 #include "elfread.h"
 
-typedef struct {
-    elfr_sec_t *sec;
-    size_t shnum;
-    Elf64_Sym *sym;
-    size_t nsym;
-    elfr_sec_t strtab;
-} mimg_t;
-
-static const char *name_of(const mimg_t *im, const Elf64_Sym *s)
-{
-    if (s->st_name >= im->strtab.size)
-        return NULL;
-    size_t l = bounded_strlen(im->strtab.data + s->st_name, im->strtab.size - s->st_name);
-    return l && l < im->strtab.size - s->st_name ? (const char *)im->strtab.data + s->st_name : NULL;
-}
+typedef elfr_image_t mimg_t;
 
 static bool sec_named(const mimg_t *im, size_t i, const char *name)
 {
@@ -63,7 +49,7 @@ static bool crc_of(const mimg_t *im, const char *name, uint32_t *crc)
 {
     for (size_t i = 1; i < im->nsym; i++) {
         const Elf64_Sym *s = &im->sym[i];
-        const char *n = name_of(im, s);
+        const char *n = elfr_sym_name(im, s);
         if (!n || strncmp(n, "__crc_", 6) != 0 || strcmp(n + 6, name) != 0)
             continue;
         size_t ss = s->st_shndx;
@@ -81,36 +67,13 @@ int ko_exports_read(const unsigned char *buf, size_t len, const char *module, ex
     Elf *elf = elfr_open((unsigned char *)buf, len, ET_REL, e);
     if (!elf)
         return -1;
-    mimg_t im = {0};
+    mimg_t im;
     int ret = -1;
-    if (elf_getshdrnum(elf, &im.shnum) != 0) {
-        err_set(e, "corrupt section headers");
+    if (elfr_image_load(elf, buf, len, &im, e) != 0)
         goto out;
-    }
-    im.sec = xcalloc(im.shnum ? im.shnum : 1, sizeof *im.sec);
-    size_t symidx = 0;
-    for (size_t i = 1; i < im.shnum; i++) {
-        if (elfr_get(elf, (unsigned char *)buf, len, i, &im.sec[i], e) < 0)
-            goto out;
-        if (im.sec[i].shdr.sh_type == SHT_SYMTAB && !symidx)
-            symidx = i;
-    }
-    if (!symidx || !im.sec[symidx].data || im.sec[symidx].size % sizeof(Elf64_Sym)) {
-        err_set(e, "no usable .symtab section");
-        goto out;
-    }
-    size_t sl = im.sec[symidx].shdr.sh_link;
-    if (sl == 0 || sl >= im.shnum || !im.sec[sl].data || im.sec[sl].shdr.sh_type != SHT_STRTAB) {
-        err_set(e, ".symtab string table is missing or not a string table");
-        goto out;
-    }
-    im.strtab = im.sec[sl];
-    im.nsym = im.sec[symidx].size / sizeof(Elf64_Sym);
-    im.sym = xmalloc(im.nsym * sizeof *im.sym + 1);
-    memcpy(im.sym, im.sec[symidx].data, im.nsym * sizeof *im.sym);
     for (size_t i = 1; i < im.nsym; i++) {
         const Elf64_Sym *s = &im.sym[i];
-        const char *n = name_of(&im, s);
+        const char *n = elfr_sym_name(&im, s);
         if (!n || strncmp(n, "__ksymtab_", 10) != 0 || !n[10])
             continue;
         size_t ss = s->st_shndx;
@@ -123,8 +86,7 @@ int ko_exports_read(const unsigned char *buf, size_t len, const char *module, ex
     }
     ret = 0;
 out:
-    free(im.sym);
-    free(im.sec);
+    elfr_image_free(&im);
     elf_end(elf);
     return ret;
 }

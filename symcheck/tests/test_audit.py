@@ -194,6 +194,17 @@ def test_check_without_the_provider(tmp_path):
     assert [(f["kind"], f["symbol"]) for f in d["modules"][0]["findings"]] == [("unknown-symbol", "fake_lookup_name")]
 
 
+def test_check_set_export_namespace(tmp_path):
+    """chain.ko exports chain_ns_sym in namespace FAKE_CHAIN_NS (fixture source); kp_instr.ko uses
+    it without MODULE_IMPORT_NS."""
+    b = fake_build(tmp_path)
+    d = json.loads(symcheck("--json", "check", ko("kp_instr"), ko("chain"), b).stdout)
+    m = d["modules"][0]
+    s = {s["name"]: s for s in m["symbols"]}["chain_ns_sym"]
+    assert (s["namespace"], s["build_crc"], s["module_crc"]) == ("FAKE_CHAIN_NS", "0x0c0ffee0", "0x0c0ffee0")
+    assert [(f["kind"], f["symbol"]) for f in m["findings"]] == [("namespace-not-imported", "chain_ns_sym")]
+
+
 def test_check_doctored_provider_crc(tmp_path):
     b = fake_build(tmp_path)
     raw = open(ko("resolver"), "rb").read()
