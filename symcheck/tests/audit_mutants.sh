@@ -44,5 +44,7 @@ mutant no-resolver-cells src/cmd_audit.c 's/if (ev->kind != CS_STORE || ev->cell
 mutant any-literal-is-probed src/cmd_audit.c 's/    if (lit->lit_dest != CS_DEST_CELL)/    if (1)/'
 mutant no-static-kprobe-literals src/codescan.c 's/^    attach_obj_literals(m, dl, ndl);/    (void)attach_obj_literals;/'
 mutant no-set-exports src/cmd_check.c 's/add_set_exports(a.pos, a.np - 1, &b), //'
+mutant any-export-is-resolver src/cmd_audit.c 's/if (fi >= 0 \&\& c->resolver\[j\]\[fi\])/if (fi >= 0)/'
+mutant indirect-without-cell src/cmd_audit.c 's/(ev->kind == CS_INDIRECT \&\& cell))/(ev->kind == CS_INDIRECT \&\& (cell || 1)))/'
 mutant no-export-namespace src/modexports.c 's/if (r.r_offset != off + 8 || si == 0/if (r.r_offset != off + 8 || 1/'
 exit $survived

@@ -100,6 +100,13 @@ def test_resolver_is_only_known_from_the_set():
     assert ("by-name", "task_prio", "fake_lookup_name") in got(d["modules"][0])["findings"]
 
 
+def test_disabled_wrapper_resolves_nothing():
+    """With the exported wrapper compiled down to "not found" (stub.ko), the same literal calls
+    in caller.ko and chain.ko are no by-name resolution."""
+    d = audit_json(ko("chain"), ko("caller"), ko("stub"), rc=0)
+    assert d["flagged"] == [] and all(m["resolvers"] == [] for m in d["modules"])
+
+
 def test_instrumentation_is_not_a_finding():
     d = audit_json(ko("kp_instr"), rc=0)
     assert d["flagged"] is False and d["findings"] == []
