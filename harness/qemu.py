@@ -22,10 +22,11 @@ ARM_DATA_END = "armed-data"
 # kernel/reboot.c prints this when the guest restarts (reboot -f, sysrq b, ...).
 REBOOT_MESSAGE = "reboot: Restarting system"
 DATA_WAIT_SECONDS = 30
-# Pageblock states (harness/pbstates.py): a CMA area gives MIGRATE_CMA blocks;
-# ZONE_MOVABLE over the upper 300 MiB of the 512 MiB guest holds a 128 MiB
-# memory block with no hole and no CMA page that the guest takes offline.
-MEMORY_STATES_APPEND = "cma=16M movablecore=300M"
+# Pageblock states (harness/pbstates.py): a CMA area (MIGRATE_CMA blocks, at
+# the top of memory); ZONE_MOVABLE from 112 MiB to the end of the 512 MiB
+# guest, so two 128 MiB memory blocks (memory1, memory2) lie wholly inside it
+# with the zone on both sides, and the guest can take one offline.
+MEMORY_STATES_APPEND = "cma=16M movablecore=400M"
 
 # Console patterns that end a boot early, in the order they are checked.
 FAULTS = [
