@@ -55,6 +55,16 @@ def read_tasks():
     return tasks
 
 
+def section_is_online_bit():
+    """include/linux/mmzone.h: SECTION_IS_ONLINE_BIT, an anonymous enum that DWARF may
+    leave out when no object has its type; 2 on 6.1 and 6.12 (after
+    SECTION_MARKED_PRESENT_BIT and SECTION_HAS_MEM_MAP_BIT), stated here then."""
+    try:
+        return int(gdb.parse_and_eval("(int)SECTION_IS_ONLINE_BIT"))
+    except gdb.error:
+        return 2
+
+
 class Pageblocks:
     """Migratetypes straight from the mem_section pageblock bitmaps.
 
@@ -78,7 +88,7 @@ class Pageblocks:
             self.skip_bit = 1 << int(gdb.parse_and_eval("(int)PB_migrate_skip"))
         except gdb.error:
             self.skip_bit = 0
-        self.online_bit = 1 << int(gdb.parse_and_eval("(int)SECTION_IS_ONLINE_BIT"))
+        self.online_bit = 1 << section_is_online_bit()
 
     def section(self, pfn):
         nr = pfn >> PFN_SECTION_SHIFT
