@@ -141,7 +141,7 @@ def test_all_states_agree():
     iso = r["migratetype:snap2 zone Movable mt 5"]
     assert iso.sources == {"module": 4, "pagetypeinfo": 0, "gdb_bitmap": 4,
                            "gdb_bitmap_online": 0}
-    assert iso.agree is True and iso.info["pagetypeinfo"] == "same function"
+    assert iso.agree is True and iso.info["oracles"]["pagetypeinfo"] == "same function"
     assert r["pageblock:snap2 Movable pfn 0x2400"].sources["gdb_bitmap"] == ISOLATE
 
 
