@@ -422,7 +422,7 @@ def test_pageblock_states(ab_run, variant):
     assert changed["agree"] is True and changed["sources"]["gdb_bitmap"] > 0
     offline = [r for i, r in rows.items() if i.startswith("pageblock:snap2/memory")]
     assert len(offline) == 1 and offline[0]["agree"] is True, offline
-    for name in ("Unmovable", "Movable", "CMA", "Isolate"):
+    for name in ("Unmovable", "Movable", "Reclaimable", "CMA", "Isolate"):
         assert rows[f"pageblock:types/{name}"]["agree"] is True, rows[f"pageblock:types/{name}"]
     later = [r for i, r in rows.items() if i.startswith("pageblock:snap2 ")]
     first = [r for r in rows.values() if r["kind"] == "pageblock" and " pfn " in r["key"]
