@@ -55,6 +55,16 @@ def read_tasks():
     return tasks
 
 
+def section_is_online_bit():
+    """include/linux/mmzone.h: SECTION_IS_ONLINE_BIT, an anonymous enum that DWARF may
+    leave out when no object has its type; 2 on 6.1 and 6.12 (after
+    SECTION_MARKED_PRESENT_BIT and SECTION_HAS_MEM_MAP_BIT), stated here then."""
+    try:
+        return int(gdb.parse_and_eval("(int)SECTION_IS_ONLINE_BIT"))
+    except gdb.error:
+        return 2
+
+
 class Pageblocks:
     """Migratetypes straight from the mem_section pageblock bitmaps.
 
@@ -73,6 +83,12 @@ class Pageblocks:
         self.per_root = page_size // ms_type.sizeof     # SECTIONS_PER_ROOT, EXTREME
         self.mem_section = gdb.parse_and_eval("mem_section")
         self.ulong = gdb.lookup_type("unsigned long")
+        # PB_migrate_skip exists with CONFIG_COMPACTION only; enums, so in DWARF.
+        try:
+            self.skip_bit = 1 << int(gdb.parse_and_eval("(int)PB_migrate_skip"))
+        except gdb.error:
+            self.skip_bit = 0
+        self.online_bit = 1 << section_is_online_bit()
 
     def section(self, pfn):
         nr = pfn >> PFN_SECTION_SHIFT
@@ -85,13 +101,24 @@ class Pageblocks:
         return ms
 
     def migratetype(self, pfn):
+        raw = self.raw(pfn)
+        return None if raw is None else raw & self.mask
+
+    def raw(self, pfn):
+        """All NR_PAGEBLOCK_BITS bits of the pageblock, the skip bit included."""
         ms = self.section(pfn)
         if ms is None:
             return None
         bitidx = ((pfn & (PAGES_PER_SECTION - 1)) >> self.order) * self.nr_bits
         flags = ms["usage"]["pageblock_flags"]
         word = int(flags[bitidx // BITS_PER_LONG].cast(self.ulong))
-        return (word >> (bitidx % BITS_PER_LONG)) & self.mask
+        return (word >> (bitidx % BITS_PER_LONG)) & ((1 << self.nr_bits) - 1)
+
+    def online(self, pfn):
+        """SECTION_IS_ONLINE of the pfn's section: /proc/pagetypeinfo skips offline
+        sections (pfn_to_online_page()), a walk by pfn_valid() does not."""
+        ms = self.section(pfn)
+        return ms is not None and bool(int(ms["section_mem_map"]) & self.online_bit)
 
 
 def node_zones():
@@ -120,11 +147,13 @@ def read_pageblocks(order):
         start = int(z["zone_start_pfn"])
         end = start + int(z["spanned_pages"])
         for pfn in range(start, end, per_block):
-            mt = pb.migratetype(pfn)
-            if mt is None:
+            raw = pb.raw(pfn)
+            if raw is None:
                 continue
             out.append({"node": nid, "zone": z["name"].string(), "zid": zid,
-                        "pfn": pfn & ~(per_block - 1), "mt": mt})
+                        "pfn": pfn & ~(per_block - 1), "mt": raw & pb.mask,
+                        "raw": raw, "skip": bool(raw & pb.skip_bit),
+                        "online": pb.online(pfn)})
     return out
 
 
@@ -247,23 +276,31 @@ def load_module(ko, sections):
     gdb.execute(" ".join(args), to_string=True)
 
 
-def stop_at_snapshot(armed_file):
-    bp = gdb.Breakpoint("ksymlab_snapshot_taken", internal=True)
-    for loc in getattr(bp, "locations", []) or []:
-        print(f"ksymlab-gdb: breakpoint at {loc.address:#x}")
-    with open(armed_file, "w") as f:
-        f.write(f"{bp.location}\n")
+def stop_at_snapshot(armed_file, bp=None):
+    """Continue to the next ksymlab_snapshot_taken(); arm the breakpoint first if
+    `bp` is None. Returns (where it stopped, the breakpoint); the caller deletes it."""
+    if bp is None:
+        bp = gdb.Breakpoint("ksymlab_snapshot_taken", internal=True)
+        for loc in getattr(bp, "locations", []) or []:
+            print(f"ksymlab-gdb: breakpoint at {loc.address:#x}")
+        with open(armed_file, "w") as f:
+            f.write(f"{bp.location}\n")
     gdb.execute("continue", to_string=True)
     frame = gdb.selected_frame()
     if frame.name() != "ksymlab_snapshot_taken":
         raise SystemExit(f"ksymlab-gdb: the guest stopped in {frame.name()} at "
                          f"{frame.pc():#x}, not at ksymlab_snapshot_taken")
-    bp.delete()
     try:
         seq = int(gdb.parse_and_eval("seq"))
     except gdb.error:           # the argument's location may be optimised out
         seq = None
-    return {"function": frame.name(), "pc": frame.pc(), "seq": seq}
+    return {"function": frame.name(), "pc": frame.pc(), "seq": seq}, bp
+
+
+def read_snapshot(stop, order):
+    """What changes from one snapshot to the next, read at its stop."""
+    return {"stop": stop, "results": read_results(), "tasks": read_tasks(),
+            "pageblocks": read_pageblocks(order)}
 
 
 def main():
@@ -273,22 +310,31 @@ def main():
     load_module(claims["module"], {k: int(v) for k, v in claims["sections"].items()})
     result = {"symbols": {name: symbol_address(name) for name in claims["symbols"]},
               "_text": symbol_address("_text")}
-    result["stop"] = stop_at_snapshot(os.environ["KSYMLAB_GDB_ARMED"])
+    stop, bp = stop_at_snapshot(os.environ["KSYMLAB_GDB_ARMED"])
     # The guest is halted inside the snapshot from here on.
-    result["results"] = read_results()
-    result["tasks"] = read_tasks()
-    result["pageblocks"] = read_pageblocks(claims["pageblock_order"])
+    first = read_snapshot(stop, claims["pageblock_order"])
+    result.update(first)
     result["block_class"] = read_block_class()
     result["dirty_limit"] = int(gdb.parse_and_eval("global_wb_domain.dirty_limit"))
     result["global_wb_domain"] = symbol_address("global_wb_domain")
     result["dirty_sysctl"] = read_dirty_sysctls()
     result["jiffies"] = int(gdb.parse_and_eval("jiffies_64"))
     result["config_hz"] = config_hz()
+    # Every further snapshot the guest announced (claims "snapshots"): stop at
+    # each hit and read what moves; the top-level keys stay the first one's.
+    result["snapshots"] = [first]
+    for _ in range(1, int(claims.get("snapshots", 1))):
+        stop, bp = stop_at_snapshot(None, bp)
+        result["snapshots"].append(read_snapshot(stop, claims["pageblock_order"]))
+    bp.delete()
     with open(os.environ["KSYMLAB_GDB_OUT"], "w") as f:
         json.dump(result, f, indent=1, sort_keys=True)
     print(f"ksymlab-gdb: {len(result['symbols'])} symbols, {len(result['tasks'])} tasks, "
           f"{len(result['pageblocks'])} pageblocks, {len(result['block_class'])} block "
           f"devices read at snapshot {result['stop']['seq']}")
+    for snap in result["snapshots"][1:]:
+        print(f"ksymlab-gdb: {len(snap['pageblocks'])} pageblocks read at snapshot "
+              f"{snap['stop']['seq']}")
 
 
 main()

@@ -10,8 +10,10 @@ not count towards the verdict.
 from dataclasses import dataclass, replace
 from typing import Mapping, Optional
 
+from . import pbstates
 from .checks import Check, frozen
 from .compare_states import compare_states
+from .reportrows import MIGRATETYPES as MIGRATETYPE_NAMES
 
 # The scenario file is an oracle independent of both module and gdb: what
 # task_prio() must return for each task, from its policy and value alone.
@@ -206,22 +208,34 @@ def compare_pageblocks(data, truth):
 
 
 def compare_migratetype(data, truth):
-    """Histogram per zone and migratetype against /proc/pagetypeinfo and gdb's bitmap read."""
+    """Histogram per zone and migratetype against /proc/pagetypeinfo and gdb's bitmap read.
+
+    The module walks every pfn_valid() pageblock, /proc/pagetypeinfo only the
+    online ones (pfn_to_online_page()): an offline memory block keeps its
+    pageblock flags (MIGRATE_ISOLATE) and its memmap. So the module's count is
+    held to gdb's count of every block, pagetypeinfo's to gdb's count of the
+    blocks in online sections; both are exact.
+    """
     pt = {(x["zone"], x["mt"]): x["count"] for x in data["ptinfo"]}
-    gdb_hist = {}
+    gdb_hist, gdb_online = {}, {}
     for p in truth["pageblocks"]:
         gdb_hist[(p["zone"], p["mt"])] = gdb_hist.get((p["zone"], p["mt"]), 0) + 1
+        if p.get("online", True):
+            gdb_online[(p["zone"], p["mt"])] = gdb_online.get((p["zone"], p["mt"]), 0) + 1
     values = []
     for h in data["mthist"]:
         key = (h["zone"], h["mt"])
         if h["count"] == 0 and key not in pt:
             continue              # a migratetype pagetypeinfo does not list (e.g. CMA off)
+        sources = {"module": h["count"], "pagetypeinfo": pt.get(key),
+                   "gdb_bitmap": gdb_hist.get(key, 0)}
+        if gdb_online.get(key, 0) != gdb_hist.get(key, 0):
+            sources["gdb_bitmap_online"] = gdb_online.get(key, 0)
         values.append(Check(
-            "migratetype", f"zone {h['zone']} mt {h['mt']}",
-            {"module": h["count"], "pagetypeinfo": pt.get(key),
-             "gdb_bitmap": gdb_hist.get(key, 0)},
-            pt.get(key) == h["count"] == gdb_hist.get(key, 0),
+            "migratetype", f"zone {h['zone']} mt {h['mt']}", sources,
+            pt.get(key) == gdb_online.get(key, 0) and h["count"] == gdb_hist.get(key, 0),
             info={"zone": h["zone"], "mt": h["mt"],
+                  "mt_name": MIGRATETYPE_NAMES.get(h["mt"], f"type {h['mt']}"),
                   "oracles": {"pagetypeinfo": SAME_FUNCTION, "gdb_bitmap": INDEPENDENT}}))
     return values
 
@@ -407,6 +421,7 @@ def compare_variant(data, truth, stress_cycles=0, variant=None, ustack_names=Non
     values += compare_prio(data, truth)
     values += compare_pageblocks(data, truth)
     values += compare_migratetype(data, truth)
+    values += pbstates.compare_states(data, truth)
     values += compare_blockdev(data, truth)
     values += compare_ustack(data, truth, ustack_names)
     values += compare_writeback(data, truth)

@@ -47,7 +47,13 @@ KINDS = {
     "snapshot": {"seq"},
     "pbinfo": {"order"},           # "Page block order" of /proc/pagetypeinfo
     "phase": set(),                # guest init phases with /proc/uptime seconds
+    "snapshots": {"count"},        # how many snapshots the guest takes (gdb stops at each)
+    "memstate": {"block", "start_pfn", "pages"},   # what the guest changed between snapshots
 }
+
+# A line of a later snapshot is `<kind>@<n> key=value ...`: parse() files it
+# under out["at"][n][kind], so the plain lists stay the first snapshot's.
+AT = re.compile(r"^([a-z-]+)@([0-9]+)$")
 
 
 def unescape(value):
@@ -56,6 +62,10 @@ def unescape(value):
 
 def parse_line(line, lineno=0):
     kind, _, rest = line.partition(" ")
+    at = AT.match(kind)
+    if at and at.group(1) in KINDS:
+        kind, fields = parse_line(f"{at.group(1)} {rest}", lineno)
+        return f"{kind}@{int(at.group(2))}", fields
     if kind not in KINDS:
         raise HarnessError("verify", f"data line {lineno}: unknown kind {kind!r}: {line[:80]!r}")
     if kind == "error":
@@ -82,7 +92,7 @@ def parse(text, partial=False):
 
     partial: the guest is still writing (gdb arms before the end marker).
     """
-    out = {"variant": None, "guest": {}}
+    out = {"variant": None, "guest": {}, "at": {}}
     for kind in KINDS:
         if kind != "guest":
             out[kind] = []
@@ -102,7 +112,12 @@ def parse(text, partial=False):
         if not started:
             continue
         kind, fields = parse_line(line, lineno)
-        if kind == "guest":
+        if "@" in kind:
+            kind, n = kind.split("@")
+            snap = out.setdefault("at", {}).setdefault(int(n), {k: [] for k in KINDS
+                                                                if k not in ("guest", "error")})
+            snap[kind].append(fields)
+        elif kind == "guest":
             out["guest"].update(fields)
         elif kind == "error":
             out["error"].append(fields["message"])

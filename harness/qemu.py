@@ -22,6 +22,11 @@ ARM_DATA_END = "armed-data"
 # kernel/reboot.c prints this when the guest restarts (reboot -f, sysrq b, ...).
 REBOOT_MESSAGE = "reboot: Restarting system"
 DATA_WAIT_SECONDS = 30
+# Pageblock states (harness/pbstates.py): a CMA area (MIGRATE_CMA blocks, at
+# the top of memory); ZONE_MOVABLE from 112 MiB to the end of the 512 MiB
+# guest, so two 128 MiB memory blocks (memory1, memory2) lie wholly inside it
+# with the zone on both sides, and the guest can take one offline.
+MEMORY_STATES_APPEND = "cma=16M movablecore=400M"
 
 # Console patterns that end a boot early, in the order they are checked.
 FAULTS = [
@@ -83,6 +88,7 @@ class QemuSession:
         # Two RAM disks with room for partitions: the block device sampler's subjects.
         append = ("console=ttyS0 " + ("" if self.kaslr else "nokaslr ") +
                   "panic=-1 brd.rd_nr=2 brd.rd_size=16384 brd.max_part=4 " +
+                  MEMORY_STATES_APPEND + " " +
                   self.extra_append)
         return [
             "qemu-system-x86_64", "-nodefaults", "-display", "none", "-no-reboot",

@@ -2,7 +2,7 @@
 
 import json
 
-from . import crossvariant, mdtables, reporthtml, reportrows, seeds
+from . import crossvariant, mdtables, pbstates, reporthtml, reportrows, seeds
 
 
 def overall_verdict(variants, seed_rows=(), across=()):
@@ -220,6 +220,26 @@ def _kind_section(out, kind, rows_by_variant):
     _table(out, head, table)
 
 
+def _migratetypes(report, out):
+    """Pageblocks per migratetype and snapshot, per variant (harness/pbstates.py)."""
+    names = list(report["variants"])
+    width = mdtables.MAX_COLUMNS - 2
+    for i in range(0, len(names), width):
+        table = pbstates.histogram_table(report["variants"], names[i:i + width])
+        if table is None:
+            return
+        if i == 0:
+            out.append("## Pageblocks per migratetype")
+            out.append("")
+            out.append("The module's count of pageblocks of each migratetype (all zones) at "
+                       "each snapshot, with gdb's count of blocks whose skip bit is set and "
+                       "of blocks that changed type since the snapshot before; every count "
+                       "is checked against gdb's read of the bitmaps (kinds pageblock, "
+                       "migratetype).")
+            out.append("")
+        _table(out, *table)
+
+
 def _by_kind(report, out):
     variants = report["variants"]
     out.append("## Values by kind")
@@ -282,6 +302,7 @@ def markdown(report):
     _matrix(report, out)
     _seeds(report, out)
     _across(report, out)
+    _migratetypes(report, out)
     _by_kind(report, out)
     _timings(report, out)
     out.append("## Details and failures")

@@ -100,7 +100,10 @@ def _verdict(v):
 # --- pageblock maps ------------------------------------------------------
 
 def pageblocks(v):
-    return [c for c in reportrows.of_variant(v) if c["kind"] == "pageblock"]
+    """A cell per pageblock row; rows about pageblock states (harness/pbstates.py:
+    skip bits, changes, types) have no pfn and no cell."""
+    return [c for c in reportrows.of_variant(v)
+            if c["kind"] == "pageblock" and reportrows.pageblock_pfn(c) is not None]
 
 
 def _layout(rows, columns):

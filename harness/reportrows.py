@@ -90,4 +90,8 @@ def pageblock_pfn(c):
 
 
 def pageblock_zone(c):
-    return (c.get("info") or {}).get("zone") or c["key"].partition(" pfn ")[0]
+    """The zone a pageblock cell is drawn in; a later snapshot's blocks (harness/pbstates.py)
+    get a line of their own, e.g. "Movable s2"."""
+    info = c.get("info") or {}
+    zone = info.get("zone") or c["key"].partition(" pfn ")[0]
+    return f"{zone} s{info['snapshot']}" if info.get("snapshot", 1) != 1 else zone

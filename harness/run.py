@@ -134,7 +134,9 @@ def run_variant(variant, tree, vdir, opts, steps):
         claims = {"symbols": [s["name"] for s in early["symbol"] if s["method"] != "unresolved"],
                   "module": str(ko),
                   "sections": {s["name"]: s["addr"] for s in early["section"]},
-                  "pageblock_order": early["pbinfo"][0]["order"]}
+                  "pageblock_order": early["pbinfo"][0]["order"],
+                  # gdb stops at each of the guest's snapshots (harness/pbstates.py)
+                  "snapshots": early["snapshots"][0]["count"] if early["snapshots"] else 1}
         with gdb.GdbSession(tree, vm.gdb_socket, claims, vdir, slide=slide) as session:
             session.start()
             vm.send_go()

@@ -408,3 +408,23 @@ def test_both_kernel_lines_in_one_run(tmp_path):
     assert sorted(kernels.values()) == ["6.1"] * 4 + ["6.12"] * 4
     console = (tmp_path / "latest" / "exports-6.12" / "console.log").read_text()
     assert "Linux version 6.12." in console
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_pageblock_states(ab_run, variant):
+    """Skip bits at both snapshots, CMA and Isolate blocks, a memory block taken offline
+    between the snapshots, every block of both snapshots checked (harness/pbstates.py)."""
+    rows = {r["id"]: r for r in variant_report(ab_run[1], variant)["values"]}
+    for n in (1, 2):
+        assert rows[f"pageblock:snap{n}/skip-bits"]["agree"] is True
+        assert rows[f"snapshot:snap{n}/sequence"]["agree"] is True
+    changed = rows["pageblock:snap2/changed"]
+    assert changed["agree"] is True and changed["sources"]["gdb_bitmap"] > 0
+    offline = [r for i, r in rows.items() if i.startswith("pageblock:snap2/memory")]
+    assert len(offline) == 1 and offline[0]["agree"] is True, offline
+    for name in ("Unmovable", "Movable", "Reclaimable", "CMA", "Isolate"):
+        assert rows[f"pageblock:types/{name}"]["agree"] is True, rows[f"pageblock:types/{name}"]
+    later = [r for i, r in rows.items() if i.startswith("pageblock:snap2 ")]
+    first = [r for r in rows.values() if r["kind"] == "pageblock" and " pfn " in r["key"]
+             and not r["key"].startswith("snap")]
+    assert len(later) == len(first) > 0 and all(r["agree"] for r in later)
