@@ -15,6 +15,7 @@
 
 import json
 import os
+import time
 
 import gdb
 import linux.device
@@ -266,6 +267,20 @@ def stop_at_snapshot(armed_file):
     return {"function": frame.name(), "pc": frame.pc(), "seq": seq}
 
 
+def hold_for_host(hold_file, release_file, timeout=600):
+    """Keep the guest stopped where gdb stopped it last (the snapshot) while the
+    host has QEMU dump its memory (harness/vmcore.py): create `hold_file`, wait
+    for `release_file`. Only when the harness asks for it (KSYMLAB_GDB_HOLD)."""
+    with open(hold_file, "w") as f:
+        f.write(f"{gdb.selected_frame().pc():#x}\n")
+    end = time.monotonic() + timeout
+    while not os.path.exists(release_file):
+        if time.monotonic() > end:
+            raise SystemExit(f"ksymlab-gdb: the host did not release the guest within "
+                             f"{timeout} s")
+        time.sleep(0.05)
+
+
 def main():
     attach(os.environ["KSYMLAB_GDB_SOCKET"])
     with open(os.environ["KSYMLAB_GDB_IN"]) as f:
@@ -289,6 +304,8 @@ def main():
     print(f"ksymlab-gdb: {len(result['symbols'])} symbols, {len(result['tasks'])} tasks, "
           f"{len(result['pageblocks'])} pageblocks, {len(result['block_class'])} block "
           f"devices read at snapshot {result['stop']['seq']}")
+    if os.environ.get("KSYMLAB_GDB_HOLD"):
+        hold_for_host(os.environ["KSYMLAB_GDB_HOLD"], os.environ["KSYMLAB_GDB_RELEASE"])
 
 
 main()
