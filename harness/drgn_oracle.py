@@ -46,9 +46,11 @@ MINORBITS = 20
 
 # ---------------------------------------------------------------- harness side
 
-def read(dumped, tree, claims, vdir, variant=""):
-    """Run drgn on the vmcore `dumped` (vmcore.take()); return its JSON or {"error"}."""
-    from . import paths
+def read(dumped, tree, claims, vdir, variant="", slide=0, keep=True):
+    """Run drgn on the vmcore `dumped` (vmcore.take()); return its JSON or {"error"}.
+    Unless `keep`, a vmcore drgn has read is removed (it is as large as the guest's
+    RAM); one drgn could not read stays for a look."""
+    from . import paths, vmcore
     from .errors import HarnessError
     from .proc import run_logged
     from .progress import say
@@ -57,13 +59,25 @@ def read(dumped, tree, claims, vdir, variant=""):
         return {"error": "no vmcore: the snapshot was never held for a dump"}
     if dumped.get("error"):
         return {"error": f"no vmcore: {dumped['error']}"}
-    vdir = Path(vdir)
+    vdir = Path(vdir).resolve()
     in_file, out_file, log = vdir / "drgn-in.json", vdir / "drgn.json", vdir / "drgn.log"
     for f in (out_file, log):
         if f.exists():
             f.unlink()
+    core, synthesized = str(Path(dumped["path"]).resolve()), False
+    try:
+        if dumped.get("format") == "elf" and vmcore.vmcoreinfo_text(core) is None:
+            # The guest gave QEMU no VMCOREINFO (a kernel without crash_core or
+            # fw_cfg): drgn still reads the dump with one made from vmlinux,
+            # and the vmcoreinfo row fails, saying so.
+            core = str(vmcore.add_vmcoreinfo(core, vdir / "vmcore.synthesized",
+                                             synthesized_vmcoreinfo(tree, slide)))
+            synthesized = True
+    except (OSError, HarnessError) as e:
+        return {"error": f"{core}: {e}"}
     in_file.write_text(json.dumps({
-        "vmcore": dumped["path"], "vmlinux": str(tree.vmlinux), "module": claims["module"],
+        "vmcore": core, "synthesized": synthesized,
+        "vmlinux": str(tree.vmlinux), "module": claims["module"],
         "sections": claims["sections"], "symbols": claims["symbols"],
         "pageblock_order": claims["pageblock_order"]}, indent=1))
     t0 = time.monotonic()
@@ -78,10 +92,34 @@ def read(dumped, tree, claims, vdir, variant=""):
     except (OSError, ValueError) as e:
         return {"error": f"{out_file}: {e}"}
     out["seconds"] = round(time.monotonic() - t0, 2)
+    if not keep:
+        for f in {Path(dumped["path"]), Path(core)}:
+            f.unlink(missing_ok=True)
     say("drgn", f"{variant}: read {len(out['tasks'])} tasks, {len(out['pageblocks'])} "
                 f"pageblocks, {len(out['disks'])} block devices from the vmcore in "
                 f"{out['seconds']} s")
     return out
+
+
+def synthesized_vmcoreinfo(tree, slide=0):
+    """The VMCOREINFO lines drgn (through libkdumpfile) needs, from vmlinux:
+    kernel/crash_core.c and arch/x86/kernel/crash_core_64.c write the same
+    keys. phys_base 0 holds only where the kernel runs at its link-time
+    physical address (nokaslr); with KASLR the physical base moves too, and
+    a synthesized note cannot know it."""
+    from .kaslr import symbol_addresses
+    syms = symbol_addresses(tree.vmlinux, ("init_top_pgt", "mem_section"))
+    release = (Path(tree.vmlinux).parent / "include/config/kernel.release").read_text().strip()
+    return "".join(f"{k}={v}\n" for k, v in (
+        ("OSRELEASE", release), ("PAGESIZE", 4096),
+        # drgn wants swapper_pg_dir, libkdumpfile init_top_pgt: one table on x86_64
+        ("SYMBOL(swapper_pg_dir)", f"{syms['init_top_pgt'] + slide:x}"),
+        ("SYMBOL(init_top_pgt)", f"{syms['init_top_pgt'] + slide:x}"),
+        ("SYMBOL(mem_section)", f"{syms['mem_section'] + slide:x}"),
+        # arch/x86/include/asm/sparsemem.h, x86_64
+        ("NUMBER(SECTION_SIZE_BITS)", 27),
+        ("NUMBER(phys_base)", 0), ("NUMBER(pgtable_l5_enabled)", 0),
+        ("KERNELOFFSET", f"{slide:x}")))
 
 
 def _last_line(log):
@@ -132,6 +170,8 @@ def oracle(spec):
     prog = open_core(spec["vmcore"])
     load_debug_info(prog, spec["vmlinux"], spec["module"])
     info = vmcoreinfo(prog, spec["vmcore"])
+    if spec.get("synthesized"):
+        info["_source"] = "synthesized from vmlinux"
     out = {"vmcoreinfo": {"present": info.get("_source") == "note",
                           "source": info.pop("_source"),
                           "osrelease": info.get("OSRELEASE"),

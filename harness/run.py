@@ -18,7 +18,7 @@ from types import MappingProxyType
 
 from . import addr2line, compare, gdb, guestdata, initramfs, kaslr, kernel, module, proc, \
     report, symcheck
-from . import drgn_oracle, vmcore
+from . import drgn_oracle, oracles, vmcore
 from .checks import StepError, VariantResult
 from .errors import HarnessError
 from .progress import say
@@ -155,7 +155,8 @@ def run_variant(variant, tree, vdir, opts, steps):
         vm.resume_and_finish()
         steps.lap("guest_rest")
     # drgn reads the vmcore file once QEMU has exited (it needs no guest).
-    drgn_truth = drgn_oracle.read(dumped, tree, claims, vdir, variant.name)
+    drgn_truth = drgn_oracle.read(dumped, tree, claims, vdir, variant.name, slide,
+                                  keep=opts.keep_vmcore)
     facts["vmcore"] = drgn_oracle.summary(dumped, drgn_truth)
     steps.lap("drgn")
     facts["guest_phases"] = {p["name"]: float(p["uptime"]) for p in data["phase"]}
@@ -163,7 +164,8 @@ def run_variant(variant, tree, vdir, opts, steps):
     names = addr2line.function_names(initramfs.build_guest_program("ustack.c", opts.cache),
                                      [f["ip"] for f in data["frame"]])
     found = compare.expect_degraded(compare.compare_variant(data, truth, opts.stress, variant,
-                                                            names), variant.degraded)
+                                                            names, drgn_truth), variant.degraded)
+    found = oracles.require_independent(found)
     steps.lap("compare")
     facts["resolve_ns"] = found.resolve_ns
     facts["bench"] = data["bench"]
