@@ -11,8 +11,8 @@ value must be without asking the kernel ("independent (expected)");
 eu-addr2line reads the guest program's ELF on the host ("independent (file)").
 
 require_independent() adds one row of kind "oracles" per value kind: it
-fails when fewer than two independent sources gave values there and every
-row they gave a value on agrees. A value kind that has only one oracle by
+fails when fewer than two independent sources gave a value on a row of that
+kind that agrees (a row that disagrees already fails by itself). A value kind that has only one oracle by
 nature says so (EXEMPT) and is reported unchecked, with the reason.
 """
 
@@ -109,8 +109,9 @@ def coverage(rows):
         if label(s)[0] not in INDEPENDENT:
             other.append(s)
             continue
-        gave = [c for c in rows if c.sources.get(s) is not None]
-        if any(c.agree is True for c in gave) and not any(c.agree is False for c in gave):
+        # A row that disagrees fails on its own; here a source counts when it
+        # gave a value on a row that agrees.
+        if any(c.agree is True and c.sources.get(s) is not None for c in rows):
             good.append(s)
         else:
             other.append(s)
