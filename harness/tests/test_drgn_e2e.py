@@ -155,7 +155,7 @@ def test_a_doctored_task_prio_in_kernel_memory_fails(kept_run, tmp_path):
     assert bad[0].get("drgn") == bad[0].get("module") - 5
 
 
-def test_a_mutant_reading_static_prio_is_caught_by_drgn(kept_run, tmp_path, monkeypatch):
+def test_a_mutant_reading_static_prio_is_caught_by_drgn(tmp_path, monkeypatch):
     """The prio sampler reads t->static_prio instead of task_prio(): RT tasks differ,
     and drgn says so beside gdb."""
     from harness import run as runmod
