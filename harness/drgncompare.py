@@ -19,6 +19,7 @@ from dataclasses import replace
 
 from .checks import Check
 from .compare import RESULTS_MAGIC
+from .drgn_oracle import VMCOREINFO_FROM_GUEST
 
 DRGN = "drgn"
 DRGN_MEMORY = "drgn_memory"
@@ -116,12 +117,13 @@ def _vmcore_rows(data, drgn):
     """The oracle's own footing: what it read from, checked against the guest."""
     rows = []
     vi = drgn.get("vmcoreinfo", {})
+    from_guest = vi.get("source") in VMCOREINFO_FROM_GUEST
     rows.append(Check("vmcore", "vmcoreinfo",
-                      {DRGN: vi.get("source"), "expected": "note"},
-                      vi.get("source") == "note",
+                      {DRGN: vi.get("source"), "expected": " or ".join(VMCOREINFO_FROM_GUEST)},
+                      from_guest,
                       info={"osrelease": vi.get("osrelease"),
                             "kerneloffset": vi.get("kerneloffset")},
-                      reason=None if vi.get("source") == "note" else
+                      reason=None if from_guest else
                       "the guest did not hand QEMU its VMCOREINFO note (fw_cfg, crash_core)",
                       label="VMCOREINFO note in the vmcore"))
     for f in data.get("fwcfg", []):
