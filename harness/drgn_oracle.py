@@ -171,7 +171,7 @@ def main(argv):
 def oracle(spec):
     """Everything this oracle reads, as a JSON-ready dict."""
     prog = open_core(spec["vmcore"])
-    load_debug_info(prog, spec["vmlinux"], spec["module"])
+    module_error = load_debug_info(prog, spec["vmlinux"], spec["module"])
     info = vmcoreinfo(prog, spec["vmcore"])
     if spec.get("synthesized"):
         info["_source"] = "synthesized from vmlinux"
@@ -182,7 +182,14 @@ def oracle(spec):
     try:
         out["symbols"] = read_symbols(prog, spec["symbols"])
         out["module_sections"] = read_module_sections(prog, "ksymlab_probe")
-        out["results"] = read_results(prog)
+        if module_error is None:
+            out["results"] = read_results(prog["ksymlab_results"], prog["ksymlab_results"].address_)
+            out["results_via"] = "drgn's loaded-module debug info"
+        else:
+            out["results"] = read_results(*results_at_sections(prog, spec["module"],
+                                                                 spec["sections"]))
+            out["results_via"] = f"the module's DWARF at the guest's section addresses " \
+                                 f"({module_error})"
         out["tasks"] = read_tasks(prog)
         out["pageblock_order"] = pageblock_order(prog, info)
         out["pageblocks"] = read_pageblocks(prog, info, out["pageblock_order"])
@@ -222,17 +229,62 @@ def open_core(path):
 def load_debug_info(prog, vmlinux, module):
     """vmlinux and the probe module. drgn finds the loaded module on the kernel's
     module list and places its sections where the kernel's struct module says
-    (read_module_sections() reads the same for the report)."""
+    (read_module_sections() reads the same for the report). drgn 0.0.22 knows
+    struct module's layout before v6.4 only (core_size; 6.4 moved it to mem[]):
+    on 6.12 it loads vmlinux and not the module. Returns None, or why the
+    module's debug info is not loaded."""
     import drgn
     try:
         prog.load_debug_info([vmlinux, module])
     except drgn.MissingDebugInfoError as e:
-        raise Bad(f"drgn could not load debug info: {' '.join(str(e).split())}") from e
+        why = " ".join(str(e).split())
+        try:
+            prog["init_task"]
+        except KeyError:
+            raise Bad(f"drgn could not load debug info: {why}") from e
+        return f"drgn 0.0.22 did not load it: {why}"
     try:
         prog["ksymlab_results"]
-    except KeyError as e:
-        raise Bad(f"{module}: drgn did not load the module's symbols (ksymlab_results "
-                  "not found)") from e
+    except KeyError:
+        return "drgn did not load the module's symbols (ksymlab_results not found)"
+    return None
+
+
+def results_at_sections(prog, module, sections):
+    """ksymlab_results without drgn's module loading, as gdb's add-symbol-file
+    does it: its type from the module's DWARF (a second, coreless drgn Program),
+    its address = the guest's address of its section + its offset there
+    (the .ko's symbol table), its bytes from the vmcore."""
+    import drgn
+    side = drgn.Program()
+    side.load_debug_info([module])
+    typ = side.type("struct ksymlab_results")
+    section, offset = symbol_place(module, "ksymlab_results")
+    if section not in sections:
+        raise Bad(f"the guest reported no address for {module}'s {section}")
+    addr = int(sections[section]) + offset
+    return drgn.Object.from_bytes_(side, typ, prog.read(addr, typ.size)), addr
+
+
+def symbol_place(ko, name):
+    """(section name, offset) of a symbol of a relocatable ELF (readelf)."""
+    import subprocess
+    shdrs = subprocess.run(["readelf", "-SW", ko], capture_output=True, text=True,
+                           check=True).stdout
+    names = {}
+    for line in shdrs.splitlines():
+        line = line.strip()
+        if line.startswith("[") and "]" in line:
+            idx, rest = line[1:].split("]", 1)
+            if idx.strip().isdigit() and rest.split():
+                names[int(idx)] = rest.split()[0]
+    syms = subprocess.run(["readelf", "-sW", ko], capture_output=True, text=True,
+                          check=True).stdout
+    for line in syms.splitlines():
+        f = line.split()
+        if len(f) == 8 and f[7] == name and f[6].isdigit():
+            return names[int(f[6])], int(f[1], 16)
+    raise Bad(f"{ko}: no symbol {name}")
 
 
 def vmcoreinfo(prog, path):
@@ -292,10 +344,9 @@ def read_module_sections(prog, name):
     raise Bad(f"module {name} is not on the kernel's module list")
 
 
-def read_results(prog):
-    """The module's ksymlab_results, through the module's DWARF (the same
-    fields gdbscripts/ksymlab_verify.py reads, by another tool)."""
-    r = prog["ksymlab_results"]
+def read_results(r, addr):
+    """The module's ksymlab_results `r` (at `addr`), through the module's DWARF
+    (the same fields gdbscripts/ksymlab_verify.py reads, by another tool)."""
 
     def devt(v):
         return f"{v >> MINORBITS}:{v & ((1 << MINORBITS) - 1)}"
@@ -309,7 +360,7 @@ def read_results(prog):
               "sectors": s.sectors.value_(), "dev": devt(s.dev.value_())}
              for s in (r.bdevs[i] for i in range(r.nr_bdevs.value_()))]
     wb = r.wb
-    return {"addr": r.address_, "magic": r.magic.value_(),
+    return {"addr": addr, "magic": r.magic.value_(),
             "snapshot_seq": r.snapshot_seq.value_(), "prio": prio,
             "pageblocks": pageblocks, "bdevs": bdevs,
             "frames_pid": r.frames_pid.value_(),
