@@ -338,3 +338,15 @@ def test_gdb_session_runs_the_callback_once_while_gdb_holds(tmp_path):
     s._release_if_held()
     s._release_if_held()
     assert calls == [1] and s.release_file.exists()
+
+
+def test_symbol_place_gives_section_and_offset(tmp_path):
+    """How the 6.12 path finds ksymlab_results: section and offset from the .ko."""
+    c = tmp_path / "m.c"
+    c.write_text("long pad[2] = {1, 2};\nlong target[2] = {4, 5};\nlong zeroed[8];\n")
+    obj = tmp_path / "m.o"
+    subprocess.run(["gcc", "-c", "-O0", "-fno-common", "-o", str(obj), str(c)], check=True)
+    assert drgn_oracle.symbol_place(str(obj), "target") == (".data", 16)
+    assert drgn_oracle.symbol_place(str(obj), "zeroed") == (".bss", 0)
+    with pytest.raises(drgn_oracle.Bad):
+        drgn_oracle.symbol_place(str(obj), "absent")
