@@ -80,9 +80,6 @@ def main(argv=None):
     r.add_argument("--keep-vmcore", action="store_true",
                    help="keep each guest's vmcore (about the guest's RAM, 512 MiB) in its run "
                    "directory after drgn read it")
-    r.add_argument("--vmcore-format", default="elf",
-                   choices=("elf", "kdump-zlib", "kdump-lzo", "kdump-snappy"),
-                   help="QEMU dump-guest-memory format drgn reads (default: %(default)s)")
     b = sub.add_parser("build", help="only prepare (extract, patch, configure, build) the kernels")
     _variant_args(b)
     k = sub.add_parser("key", help="print the cache key of each variant")
@@ -115,7 +112,7 @@ def main(argv=None):
                 runs_root=args.runs_dir, boot_timeout=args.boot_timeout,
                 hang_timeout=args.hang_timeout, insmod_args=args.insmod_args,
                 stress=args.stress, kaslr=args.kaslr, jobs=args.jobs,
-                keep_vmcore=args.keep_vmcore, vmcore_format=args.vmcore_format,
+                keep_vmcore=args.keep_vmcore,
                 variant_files=args.variant_file)
             # every tree, module and initramfs the run builds or finds is held (shared
             # lock) until it ends: no eviction, here or in another process, removes them

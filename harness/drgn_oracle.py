@@ -42,9 +42,9 @@ DRGN_TIMEOUT = 600
 MAX_RT_PRIO = 100
 # include/linux/kdev_t.h: MINORBITS 20.
 MINORBITS = 20
-# Where VMCOREINFO came from when the guest handed it to QEMU (ELF note, or
-# the header of QEMU's kdump formats); anything else is a fallback.
-VMCOREINFO_FROM_GUEST = ("note", "kdump header")
+# Where VMCOREINFO comes from when the guest handed it to QEMU; anything else
+# (a note synthesized from vmlinux) is a fallback.
+VMCOREINFO_FROM_GUEST = ("note",)
 
 
 # ---------------------------------------------------------------- harness side
@@ -211,8 +211,7 @@ def open_core(path):
     """A drgn Program on the vmcore. drgn 0.0.22 reads the top page table of an
     ELF core through a virtual segment, which QEMU's dump (paging=false: physical
     segments only) does not have; libkdumpfile translates from VMCOREINFO
-    (phys_base, KERNELOFFSET) instead, so ELF cores go through it too. The
-    kdump formats always do."""
+    (phys_base, KERNELOFFSET) instead, so ELF cores go through it."""
     import os
     import drgn
     os.environ["DRGN_USE_LIBKDUMPFILE_FOR_ELF"] = "1"
@@ -288,8 +287,8 @@ def symbol_place(ko, name):
 
 
 def vmcoreinfo(prog, path):
-    """VMCOREINFO as {KEY: value}: the note in the vmcore (ELF), else the guest's
-    own copy (vmcoreinfo_data, for the kdump formats); `_source` says which."""
+    """VMCOREINFO as {KEY: value}: the note in the vmcore, else the guest's own
+    copy (vmcoreinfo_data); `_source` says which."""
     from .vmcore import vmcoreinfo_text
     text = None
     try:
@@ -298,11 +297,7 @@ def vmcoreinfo(prog, path):
         pass
     source = "note"
     if text is None:
-        # A kdump-compressed dump ("KDUMP   " signature) carries the note in its
-        # header, which libkdumpfile used to open it; its text is the guest's
-        # own vmcoreinfo_data.
-        with open(path, "rb") as f:
-            source = "kdump header" if f.read(8) == b"KDUMP   " else "guest vmcoreinfo_data"
+        source = "guest vmcoreinfo_data"
         try:
             size = prog["vmcoreinfo_size"].value_()
             text = prog.read(prog["vmcoreinfo_data"].value_(), size).decode(errors="replace")

@@ -25,7 +25,6 @@ class RunOptions:
     jobs: Optional[int] = None      # guests at once (default: one per CPU)
     variant_files: tuple = ()       # the user's own variant files
     keep_vmcore: bool = False       # keep the vmcore drgn read (else removed once read)
-    vmcore_format: str = "elf"      # dump-guest-memory format (harness/vmcore.py FORMATS)
 
     @classmethod
     def from_env(cls, **given):

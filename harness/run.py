@@ -139,8 +139,7 @@ def run_variant(variant, tree, vdir, opts, steps):
         dumped = {}         # the vmcore QEMU writes while gdb holds the guest at the snapshot
         with gdb.GdbSession(tree, vm.gdb_socket, claims, vdir, slide=slide,
                             at_snapshot=lambda: dumped.update(
-                                vmcore.take(vm.qmp_socket, vdir, variant.name,
-                                            opts.vmcore_format))) as session:
+                                vmcore.take(vm.qmp_socket, vdir, variant.name))) as session:
             session.start()
             vm.send_go()
             try:
