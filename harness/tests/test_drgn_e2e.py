@@ -22,6 +22,7 @@ from harness.tests.test_e2e import harness
 pytestmark = pytest.mark.e2e
 
 VARIANTS = ["exports", "kallsyms", "stock", "bpf13"]
+DOCTORED = "exports"          # the variant whose vmcore the doctoring tests copy
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +107,7 @@ def file_offset(core, phys):
 
 def test_the_kept_vmcore_agrees_offline(kept_run, tmp_path):
     _, rundir = kept_run
-    bad, drgn = offline(rundir, "exports", kept_core(rundir, "exports"), tmp_path)
+    bad, drgn = offline(rundir, DOCTORED, kept_core(rundir, DOCTORED), tmp_path)
     assert bad == [] and drgn["tasks"]
 
 
@@ -114,8 +115,8 @@ def test_a_flipped_byte_of_the_module_results_in_the_vmcore_fails(kept_run, tmp_
     """ksymlab_results lives in module (vmalloc) memory: find its prio array's bytes in
     the file, change one entry's prio in a copy, and drgn_memory disagrees there."""
     _, rundir = kept_run
-    core = kept_core(rundir, "exports")
-    prog = program(rundir, "exports", core)
+    core = kept_core(rundir, DOCTORED)
+    prog = program(rundir, DOCTORED, core)
     r = prog["ksymlab_results"]
     n = r.nr_prio.value_()
     size = prog.type("struct ksymlab_prio_sample").size
@@ -130,7 +131,7 @@ def test_a_flipped_byte_of_the_module_results_in_the_vmcore_fails(kept_run, tmp_
         assert where >= 0 and m.find(array, where + 1) < 0
         old, = struct.unpack_from("<i", m, where + prio_at)
         struct.pack_into("<i", m, where + prio_at, old + 1)
-    bad, drgn = offline(rundir, "exports", copy, tmp_path)
+    bad, drgn = offline(rundir, DOCTORED, copy, tmp_path)
     assert [c.id for c in bad] == [f"prio:pid {pid}"]
     assert bad[0].get("drgn_memory") == old + 1 and bad[0].get("drgn") == old
 
@@ -140,8 +141,8 @@ def test_a_doctored_task_prio_in_kernel_memory_fails(kept_run, tmp_path):
     and drgn's own reading of the task disagrees with the module."""
     from drgn.helpers.linux.pid import find_task
     _, rundir = kept_run
-    core = kept_core(rundir, "exports")
-    prog = program(rundir, "exports", core)
+    core = kept_core(rundir, DOCTORED)
+    prog = program(rundir, DOCTORED, core)
     task = find_task(prog, 1)
     phys = task.prio.address_ - prog["page_offset_base"].value_()
     copy = tmp_path / "vmcore"
@@ -150,7 +151,7 @@ def test_a_doctored_task_prio_in_kernel_memory_fails(kept_run, tmp_path):
         at = file_offset(copy, phys)
         old, = struct.unpack_from("<i", m, at)
         struct.pack_into("<i", m, at, old - 5)
-    bad, _ = offline(rundir, "exports", copy, tmp_path)
+    bad, _ = offline(rundir, DOCTORED, copy, tmp_path)
     assert [c.id for c in bad] == ["prio:pid 1"]
     assert bad[0].get("drgn") == bad[0].get("module") - 5
 
@@ -168,9 +169,9 @@ def test_a_mutant_reading_static_prio_is_caught_by_drgn(tmp_path, monkeypatch):
                                    "s->prio = t->static_prio - MAX_RT_PRIO;"))
     monkeypatch.setattr(paths, "PROBE_MODULE", src)
     opts = RunOptions.from_env(runs_root=tmp_path / "runs", jobs=1)
-    status, rundir, _ = runmod.run(["exports"], opts)
+    status, rundir, _ = runmod.run([DOCTORED], opts)
     assert status == 1
-    v = report(rundir)["variants"]["exports"]
+    v = report(rundir)["variants"][DOCTORED]
     bad = [c for c in v["values"] if c["agree"] is False]
     assert bad and {c["kind"] for c in bad} == {"prio"}
     for c in bad:
