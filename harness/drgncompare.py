@@ -8,8 +8,8 @@ into the verdict:
   drgn_memory  the module's own ksymlab_results as drgn read them (the
                module's claim, read a second time, by a second tool)
 and adds the rows only drgn gives: tasks and pageblocks drgn saw that no
-row covers, each block device's `whole` flag, and the vmcore's own checks
-(VMCOREINFO present, module sections, pageblock order).
+row covers, and the vmcore's own checks (VMCOREINFO present, fw_cfg in the
+guest, module sections, pageblock order).
 
 The vmcore is written at the same instant gdb reads (gdb holds the guest at
 the snapshot while QEMU dumps it), so drgn must agree with gdb exactly.
@@ -84,9 +84,12 @@ def _devt(v):
     return f"{v >> MINORBITS}:{v & ((1 << MINORBITS) - 1)}"
 
 
-def _blockdev(c, disks, mine):
-    if c.key.startswith("whole/"):
-        return c
+def _blockdev(c, disks, mine, whole):
+    if c.key.endswith("/whole"):
+        # compare_states' row: module, sysfs, gdb's bd_partno; drgn: is it its
+        # disk's part0
+        got = whole.get(c.key[:-len("/whole")])
+        return _with(c, {DRGN: got}, got is not None and got == c.get("module"))
     got, m = disks.get(c.key), mine.get(c.key)
     return _with(c, {DRGN: got, DRGN_MEMORY: m},
                  got is not None and got == m == c.get("module"))
@@ -167,19 +170,19 @@ def merge(found, data, truth, drgn):
         hist[(p["zone"], p["mt"])] = hist.get((p["zone"], p["mt"]), 0) + 1
     disks = {d["name"]: f"{d['dev']} {d['sectors']}" for d in drgn["disks"]}
     mine_disks = {b["name"]: f"{b['dev']} {b['sectors']}" for b in drgn["results"]["bdevs"]}
+    whole = {d["name"]: d["whole"] for d in drgn["disks"]}
     by_kind = {
         "snapshot": lambda c: _snapshot(c, drgn),
         "prio": lambda c: _prio(c, drgn),
         "pageblock": lambda c: _pageblock(c, drgn, blocks, mine_blocks),
         "migratetype": lambda c: _migratetype(c, hist),
-        "blockdev": lambda c: _blockdev(c, disks, mine_disks),
+        "blockdev": lambda c: _blockdev(c, disks, mine_disks, whole),
         "writeback": lambda c: _writeback(c, drgn),
         "bpf": lambda c: _bpf(c, drgn),
         "ustack": lambda c: _ustack(c, drgn),
     }
     values = [by_kind[c.kind](c) if c.kind in by_kind else c for c in found.values]
     values += _unseen(found.values, drgn, blocks)
-    values += _whole(data, truth, drgn)
     values += _vmcore_rows(data, drgn)
     symbols = tuple(_symbol(c, drgn) for c in found.symbols)
     return replace(found, symbols=symbols, values=tuple(values))
@@ -207,21 +210,4 @@ def _unseen(values, drgn, blocks):
             rows.append(Check("blockdev", d["name"], {"module": None,
                                                       DRGN: f"{d['dev']} {d['sectors']}"},
                               False))
-    return rows
-
-
-def _whole(data, truth, drgn):
-    """The module's `whole` flag of each block device against gdb's walk of the block
-    class (a disk is of disk_type, a partition of part_type) and drgn's (a disk is
-    its own gendisk's part0)."""
-    gdb = {d["name"]: int(d["type"] == "disk") for d in truth.get("block_class", [])}
-    got = {d["name"]: d["whole"] for d in drgn["disks"]}
-    rows = []
-    for b in data.get("bdev", []):
-        name = b["name"]
-        w = b.get("whole")
-        rows.append(Check("blockdev", f"whole/{name}",
-                          {"module": w, "gdb_class": gdb.get(name), DRGN: got.get(name)},
-                          w is not None and w == gdb.get(name) == got.get(name),
-                          label=f"{name} is a whole disk"))
     return rows

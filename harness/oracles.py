@@ -51,6 +51,7 @@ LABELS = {
                                  "the kallsyms and stock modes"),
     "sysfs": (SAME_DATA, "the block class's devices and the same block_device fields "
                          "(dev_t, bd_nr_sectors via bdev_nr_sectors()) the module reads; "
+                         "and, for the whole flag, the partition attribute a partition has; "
                          "only the walk (sysfs directories) and formatting are sysfs's own"),
     "scenario": (EXPECTED, "nothing: the priority the scenario asks for, computed from the "
                            "policy and value (compare.expected_prio)"),
@@ -60,6 +61,15 @@ LABELS = {
     "eu_addr2line": (FILE, "nothing: elfutils names frames from the guest program's ELF "
                            "on the host"),
     "guest": (SAME_DATA, "the guest's own view (sysfs) of what the oracle needs"),
+    "vmstat": (SAME_FUNCTION, "global_dirty_limits() -> domain_dirty_limits(): "
+                              "/proc/vmstat's nr_dirty(_background)_threshold and the "
+                              "global_dirty_state event compute the thresholds there"),
+    "program_jiffies": (EXPECTED, "nothing: the BPF program's own bpf_jiffies64() in the "
+                                  "same run, a bound"),
+    "gdb_initial_jiffies": (MEMORY, "nothing at run time: INITIAL_JIFFIES from HZ in the "
+                                    "tree's .config, a bound"),
+    "gdb_jiffies": (MEMORY, "nothing at run time: jiffies_64 as gdb reads it at the "
+                            "snapshot, a bound"),
 }
 
 # (value kind, row kind, which rows of that kind)
@@ -69,13 +79,15 @@ VALUE_KINDS = (
     ("task priority", "prio", lambda key: True),
     ("pageblock migratetype", "pageblock", lambda key: True),
     ("migratetype histogram", "migratetype", lambda key: True),
-    ("block devices", "blockdev", lambda key: not key.startswith("whole/")),
-    ("whole flag", "blockdev", lambda key: key.startswith("whole/")),
+    ("block devices", "blockdev", lambda key: not key.endswith("/whole")),
+    ("whole flag", "blockdev", lambda key: key.endswith("/whole")),
     ("user stack", "ustack", lambda key: True),
     ("dirty limit", "writeback", lambda key: key.startswith("dirty_limit/")),
+    ("dirty thresholds", "writeback", lambda key: key.startswith("thresh/")),
     ("writeback hits", "writeback", lambda key: key.endswith("_hits")),
     ("bpf readable", "bpf", lambda key: key.endswith("/readable") or key.endswith("/ran")),
     ("bpf argument 1", "bpf", lambda key: key.endswith("/arg1-domain")),
+    ("bpf argument 13 value", "bpf", lambda key: key.endswith("/value")),
 )
 
 # Value kinds with one oracle by nature, and why.
@@ -84,6 +96,11 @@ EXEMPT = {
                       "that both tracepoints fired",
     "bpf readable": "whether the verifier accepts a program is the series' design "
                     "(expected); no memory holds the answer",
+    "dirty thresholds": "the thresholds of the last global_dirty_state event exist only "
+                        "in that event; gdb derives them from the sysctls "
+                        "(compare_states), no memory holds them at the snapshot",
+    "bpf argument 13 value": "start_time is bounded, not equal: the program's own "
+                             "jiffies and gdb's jiffies_64 order it (compare_states)",
 }
 
 REQUIRED = 2

@@ -73,12 +73,11 @@ def test_everything_agrees_and_drgn_is_a_column():
     pb = rows(r, "pageblock")
     assert all(c["sources"]["drgn"] == c["sources"]["module"] for c in pb) and len(pb) == 3
     assert {c["key"]: c["sources"]["drgn"] for c in rows(r, "blockdev")
-            if not c["key"].startswith("whole/")} == {"ram0": "1:0 32768",
-                                                       "ram0p1": "1:1 8192"}
-    whole = {c["key"]: c["sources"] for c in rows(r, "blockdev") if c["key"].startswith("whole/")}
-    assert whole["whole/ram0"] == {"module": 1, "gdb_class": 1, "drgn": 1}
-    assert whole["whole/ram0p1"] == {"module": 0, "gdb_class": 0, "drgn": 0}
-    assert [c["sources"]["drgn"] for c in rows(r, "writeback") if "drgn" in c["sources"]] == [510]
+            if not c["key"].endswith("/whole")} == {"ram0": "1:0 32768", "ram0p1": "1:1 8192"}
+    whole = {c["key"]: c["sources"] for c in rows(r, "blockdev") if c["key"].endswith("/whole")}
+    assert whole["ram0/whole"]["drgn"] == 1 and whole["ram0p1/whole"]["drgn"] == 0
+    assert [c["sources"]["drgn"] for c in rows(r, "writeback") if "drgn" in c["sources"]] == \
+        [510, 510]
     assert rows(r, "symbol")[0]["sources"]["drgn"] == "0x1000"
 
 
@@ -103,8 +102,9 @@ def test_a_byte_flipped_in_the_module_results_fails():
     (lambda g: g["pageblocks"][1].update(mt=2), ["pageblock:DMA32 pfn 0x400",
                                                   "migratetype:zone DMA32 mt 1"]),
     (lambda g: g["disks"][1].update(sectors=8191), ["blockdev:ram0p1"]),
-    (lambda g: g["disks"][1].update(whole=1), ["blockdev:whole/ram0p1"]),
-    (lambda g: g.update(dirty_limit=511), ["writeback:dirty_limit/tracepoint-arg"]),
+    (lambda g: g["disks"][1].update(whole=1), ["blockdev:ram0p1/whole"]),
+    (lambda g: g.update(dirty_limit=511), ["writeback:dirty_limit/tracepoint-arg",
+                                           "writeback:dirty_limit/gds"]),
     (lambda g: g["symbols"].update(task_prio=0x1001), ["symbol:task_prio"]),
     (lambda g: g["results"].update(addr=0xffffffffc0002488), ["snapshot:results-address"]),
     (lambda g: g["results"].update(snapshot_seq=2), ["snapshot:sequence"]),
@@ -136,7 +136,8 @@ def test_without_drgn_every_kind_gdb_alone_covers_fails_the_two_oracle_rule():
     r = run(drgn={"error": "ksymlab-drgn: no vmcore"})
     assert set(failing(r, oracle_rows=True)) == {
         "vmcore:drgn", "oracles:symbol addresses", "oracles:pageblock migratetype",
-        "oracles:migratetype histogram", "oracles:block devices", "oracles:dirty limit"}
+        "oracles:migratetype histogram", "oracles:block devices", "oracles:whole flag",
+        "oracles:dirty limit"}
     # prio keeps gdb and the scenario; the header gdb and the expected magic
     assert not any(c["agree"] is False for c in rows(r, "oracles")
                    if c["key"] in ("task priority", "results header", "user stack"))
