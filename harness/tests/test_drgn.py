@@ -11,7 +11,7 @@ import threading
 
 import pytest
 
-from harness import compare, drgn_oracle, drgncompare, oracles, paths, vmcore
+from harness import compare, drgn_oracle, oracles, paths, vmcore
 from harness.errors import HarnessError
 from harness.tests.test_compare import TRUTH, as_report, data, with_memory
 
