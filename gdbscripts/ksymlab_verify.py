@@ -15,6 +15,7 @@
 
 import json
 import os
+import time
 
 import gdb
 import linux.device
@@ -303,6 +304,20 @@ def read_snapshot(stop, order):
             "pageblocks": read_pageblocks(order)}
 
 
+def hold_for_host(hold_file, release_file, timeout=600):
+    """Keep the guest stopped where gdb stopped it last (the snapshot) while the
+    host has QEMU dump its memory (harness/vmcore.py): create `hold_file`, wait
+    for `release_file`. Only when the harness asks for it (KSYMLAB_GDB_HOLD)."""
+    with open(hold_file, "w") as f:
+        f.write(f"{gdb.selected_frame().pc():#x}\n")
+    end = time.monotonic() + timeout
+    while not os.path.exists(release_file):
+        if time.monotonic() > end:
+            raise SystemExit(f"ksymlab-gdb: the host did not release the guest within "
+                             f"{timeout} s")
+        time.sleep(0.05)
+
+
 def main():
     attach(os.environ["KSYMLAB_GDB_SOCKET"])
     with open(os.environ["KSYMLAB_GDB_IN"]) as f:
@@ -335,6 +350,8 @@ def main():
     for snap in result["snapshots"][1:]:
         print(f"ksymlab-gdb: {len(snap['pageblocks'])} pageblocks read at snapshot "
               f"{snap['stop']['seq']}")
+    if os.environ.get("KSYMLAB_GDB_HOLD"):
+        hold_for_host(os.environ["KSYMLAB_GDB_HOLD"], os.environ["KSYMLAB_GDB_RELEASE"])
 
 
 main()

@@ -415,8 +415,9 @@ class Comparison:
     resolve_ns: Optional[int]
 
 
-def compare_variant(data, truth, stress_cycles=0, variant=None, ustack_names=None):
-    """Every symbol and value of one variant against its oracles."""
+def compare_variant(data, truth, stress_cycles=0, variant=None, ustack_names=None, drgn=None):
+    """Every symbol and value of one variant against its oracles (drgn: what
+    harness/drgn_oracle.py read from the vmcore, added by drgncompare.merge)."""
     values = compare_results_header(truth, data)
     values += compare_prio(data, truth)
     values += compare_pageblocks(data, truth)
@@ -430,12 +431,14 @@ def compare_variant(data, truth, stress_cycles=0, variant=None, ustack_names=Non
     values += compare_stress(data, stress_cycles)
     notes = [f"sampler {u['sampler']} reported itself unavailable" for u in data["unavailable"]]
     notes += [f"guest error: {e}" for e in data["errors"]]
-    return Comparison(
+    found = Comparison(
         symbols=tuple(compare_symbols(data, truth)), values=tuple(values),
         samplers=frozen({s["name"]: {"available": bool(s["available"]), "missing": s["missing"]}
                          for s in data["sampler"]}),
         notes=tuple(notes), guest_errors=tuple(data["errors"]),
         resolve_ns=next((r["ns"] for r in data["resolve"]), None))
+    from .drgncompare import merge      # imports this module's RESULTS_MAGIC
+    return merge(found, data, truth, drgn)
 
 
 # The value kinds each sampler of probe-module produces.

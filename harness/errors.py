@@ -22,6 +22,8 @@ EXIT = {
     "reboot": 37,        # the guest reset before it finished (QEMU runs with -no-reboot)
     "gdb": 40,
     "verify": 41,        # a result could not be parsed or compared
+    "vmcore": 42,        # QEMU could not write the vmcore (recorded as a failing check)
+    "drgn": 43,          # drgn could not read the vmcore (recorded as a failing check)
 }
 
 

@@ -38,7 +38,8 @@ class GdbSession:
     then lets the guest take its snapshot and calls finish().
     """
 
-    def __init__(self, tree, socket_path, claims, workdir, slide=0, timeout=300):
+    def __init__(self, tree, socket_path, claims, workdir, slide=0, timeout=300,
+                 at_snapshot=None):
         self.tree = tree
         self.socket_path = socket_path
         self.claims = claims
@@ -50,6 +51,11 @@ class GdbSession:
         self.log = workdir / "gdb.log"
         self.proc = None
         self._logf = None
+        # Called once while gdb holds the guest at the snapshot, after gdb has
+        # read it (the vmcore for drgn); gdb detaches when it returns.
+        self.at_snapshot = at_snapshot
+        self.hold_file = workdir / "gdb-hold"
+        self.release_file = workdir / "gdb-release"
 
     def __enter__(self):
         return self
@@ -59,12 +65,15 @@ class GdbSession:
 
     def start(self):
         self.claims_file.write_text(json.dumps(self.claims, indent=1))
-        for f in (self.out_file, self.armed_file):
+        for f in (self.out_file, self.armed_file, self.hold_file, self.release_file):
             if f.exists():
                 f.unlink()
         env = dict(os.environ, KSYMLAB_GDB_IN=str(self.claims_file),
                    KSYMLAB_GDB_OUT=str(self.out_file), KSYMLAB_GDB_ARMED=str(self.armed_file),
                    KSYMLAB_GDB_SOCKET=str(self.socket_path))
+        if self.at_snapshot is not None:
+            env.update(KSYMLAB_GDB_HOLD=str(self.hold_file),
+                       KSYMLAB_GDB_RELEASE=str(self.release_file))
         say("gdb", f"{self.tree.variant}: attaching to {self.socket_path}"
                    + (f", vmlinux relocated by {self.slide:#x}" if self.slide else ""))
         self._logf = open(self.log, "w")
@@ -92,6 +101,7 @@ class GdbSession:
                 self._fail(f"gdb did not finish within {self.timeout} s "
                            "(the guest never reached the snapshot?)")
             self._check_stop()
+            self._release_if_held()
             time.sleep(0.05)
         self._logf.flush()
         if not self.out_file.exists():
@@ -104,6 +114,18 @@ class GdbSession:
                    f"{len(result['tasks'])} tasks, {len(result['pageblocks'])} pageblocks "
                    "from guest memory at the snapshot")
         return result
+
+    def _release_if_held(self):
+        """gdb holds the guest at the snapshot: run at_snapshot once, then let gdb go on."""
+        if self.at_snapshot is None or not self.hold_file.exists() or \
+                self.release_file.exists():
+            return
+        try:
+            self.at_snapshot()
+        except HarnessError:
+            self.close()
+            raise
+        self.release_file.write_text("released\n")
 
     def _check_stop(self):
         try:

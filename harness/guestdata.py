@@ -46,6 +46,7 @@ KINDS = {
     "armed-data": set(),           # the guest waits for gdb after this line
     "snapshot": {"seq"},
     "pbinfo": {"order"},           # "Page block order" of /proc/pagetypeinfo
+    "fwcfg": {"sysfs", "vmcoreinfo"},   # /sys/firmware/qemu_fw_cfg, its etc/vmcoreinfo
     "phase": set(),                # guest init phases with /proc/uptime seconds
     "snapshots": {"count"},        # how many snapshots the guest takes (gdb stops at each)
     "memstate": {"block", "start_pfn", "pages"},   # what the guest changed between snapshots

@@ -6,19 +6,29 @@ import subprocess
 from .errors import HarnessError
 
 
-@functools.lru_cache(maxsize=None)
-def linked_text(vmlinux):
-    """Link-time address of _text, from vmlinux's symbol table (nm)."""
+def symbol_addresses(vmlinux, names):
+    """Link-time addresses of `names` in vmlinux's symbol table (nm); a missing
+    name is an error."""
     try:
         out = subprocess.run(["nm", "--defined-only", str(vmlinux)], capture_output=True,
                              text=True, check=True, timeout=120).stdout
     except (OSError, subprocess.SubprocessError) as e:
         raise HarnessError("verify", f"nm {vmlinux}: {e}") from e
+    found = {}
     for line in out.splitlines():
         parts = line.split()
-        if len(parts) == 3 and parts[2] == "_text":
-            return int(parts[0], 16)
-    raise HarnessError("verify", f"{vmlinux}: no _text symbol")
+        if len(parts) == 3 and parts[2] in names:
+            found.setdefault(parts[2], int(parts[0], 16))
+    missing = [n for n in names if n not in found]
+    if missing:
+        raise HarnessError("verify", f"{vmlinux}: no {', '.join(missing)} symbol")
+    return found
+
+
+@functools.lru_cache(maxsize=None)
+def linked_text(vmlinux):
+    """Link-time address of _text, from vmlinux's symbol table (nm)."""
+    return symbol_addresses(vmlinux, ("_text",))["_text"]
 
 
 def slide(vmlinux, guest_text):

@@ -24,6 +24,7 @@ class RunOptions:
     kaslr: bool = False
     jobs: Optional[int] = None      # guests at once (default: one per CPU)
     variant_files: tuple = ()       # the user's own variant files
+    keep_vmcore: bool = False       # keep the vmcore drgn read (else removed once read)
 
     @classmethod
     def from_env(cls, **given):

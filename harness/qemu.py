@@ -27,6 +27,16 @@ DATA_WAIT_SECONDS = 30
 # guest, so two 128 MiB memory blocks (memory1, memory2) lie wholly inside it
 # with the zone on both sides, and the guest can take one offline.
 MEMORY_STATES_APPEND = "cma=16M movablecore=400M"
+# The vmcore oracle (harness/vmcore.py, drgn_oracle.py): QEMU's vmcoreinfo
+# device gives the guest an fw_cfg file, etc/vmcoreinfo, to which the guest's
+# qemu_fw_cfg driver writes where its VMCOREINFO note is; dump-guest-memory
+# then adds that note to the vmcore. With no ACPI in the guest the driver
+# finds fw_cfg only when the kernel command line names it
+# (drivers/firmware/qemu_fw_cfg.c: ioport=<size>@<base>:<ctrl>:<data>:<dma>,
+# x86's ports 0x510-0x51b; the DMA register at 0x514 is what
+# fw_cfg_write_vmcoreinfo() needs).
+VMCOREINFO_ARGS = ["-device", "vmcoreinfo"]
+VMCOREINFO_APPEND = "qemu_fw_cfg.ioport=12@0x510:0:1:4 "
 
 # Console patterns that end a boot early, in the order they are checked.
 FAULTS = [
@@ -84,11 +94,16 @@ class QemuSession:
     def gdb_socket(self):
         return Path(self.sockdir) / "gdb.sock"
 
+    @property
+    def qmp_socket(self):
+        """QEMU's QMP monitor (harness/vmcore.py asks it for dump-guest-memory)."""
+        return Path(self.sockdir) / "qmp.sock"
+
     def argv(self):
         # Two RAM disks with room for partitions: the block device sampler's subjects.
         append = ("console=ttyS0 " + ("" if self.kaslr else "nokaslr ") +
                   "panic=-1 brd.rd_nr=2 brd.rd_size=16384 brd.max_part=4 " +
-                  MEMORY_STATES_APPEND + " " +
+                  MEMORY_STATES_APPEND + " " + VMCOREINFO_APPEND +
                   self.extra_append)
         return [
             "qemu-system-x86_64", "-nodefaults", "-display", "none", "-no-reboot",
@@ -99,6 +114,9 @@ class QemuSession:
             "-serial", f"file:{self.data_log}",
             "-chardev", f"socket,id=gdb0,path={self.gdb_socket},server=on,wait=off",
             "-gdb", "chardev:gdb0",
+        ] + VMCOREINFO_ARGS + [
+            "-chardev", f"socket,id=qmp0,path={self.qmp_socket},server=on,wait=off",
+            "-mon", "chardev=qmp0,mode=control",
         ] + (["-icount", "shift=0,sleep=off"] if self.icount else [])
 
     def __enter__(self):

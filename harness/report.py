@@ -3,6 +3,7 @@
 import json
 
 from . import crossvariant, mdtables, pbstates, reporthtml, reportrows, seeds
+from . import oracles
 
 
 def overall_verdict(variants, seed_rows=(), across=()):
@@ -27,6 +28,7 @@ def assemble(meta, results, order):
     rep["seeds"] = seeds.evaluate(results)
     rep["across"] = crossvariant.compare(results)
     rep["matrix"] = matrix(results, order)
+    rep["oracles"] = oracles.table()
     rep["verdict"] = overall_verdict(rep["variants"], rep["seeds"], rep["across"])
     return rep
 
@@ -304,6 +306,7 @@ def markdown(report):
     _across(report, out)
     _migratetypes(report, out)
     _by_kind(report, out)
+    out += oracles.markdown(report)
     _timings(report, out)
     out.append("## Details and failures")
     out.append("")

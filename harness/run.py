@@ -18,6 +18,7 @@ from types import MappingProxyType
 
 from . import addr2line, compare, gdb, guestdata, initramfs, kaslr, kernel, module, proc, \
     report, symcheck
+from . import drgn_oracle, oracles, vmcore
 from .checks import StepError, VariantResult
 from .errors import HarnessError
 from .progress import say
@@ -137,7 +138,10 @@ def run_variant(variant, tree, vdir, opts, steps):
                   "pageblock_order": early["pbinfo"][0]["order"],
                   # gdb stops at each of the guest's snapshots (harness/pbstates.py)
                   "snapshots": early["snapshots"][0]["count"] if early["snapshots"] else 1}
-        with gdb.GdbSession(tree, vm.gdb_socket, claims, vdir, slide=slide) as session:
+        dumped = {}         # the vmcore QEMU writes while gdb holds the guest at the snapshot
+        with gdb.GdbSession(tree, vm.gdb_socket, claims, vdir, slide=slide,
+                            at_snapshot=lambda: dumped.update(
+                                vmcore.take(vm.qmp_socket, vdir, variant.name))) as session:
             session.start()
             vm.send_go()
             try:
@@ -152,12 +156,18 @@ def run_variant(variant, tree, vdir, opts, steps):
         facts["guest_kernel"] = data["guest"].get("kernel")
         vm.resume_and_finish()
         steps.lap("guest_rest")
+    # drgn reads the vmcore file once QEMU has exited (it needs no guest).
+    drgn_truth = drgn_oracle.read(dumped, tree, claims, vdir, variant.name, slide,
+                                  keep=opts.keep_vmcore)
+    facts["vmcore"] = drgn_oracle.summary(dumped, drgn_truth)
+    steps.lap("drgn")
     facts["guest_phases"] = {p["name"]: float(p["uptime"]) for p in data["phase"]}
     # The guest program is static and not PIE: its frames name without a load base.
     names = addr2line.function_names(initramfs.build_guest_program("ustack.c", opts.cache),
                                      [f["ip"] for f in data["frame"]])
     found = compare.expect_degraded(compare.compare_variant(data, truth, opts.stress, variant,
-                                                            names), variant.degraded)
+                                                            names, drgn_truth), variant.degraded)
+    found = oracles.require_independent(found)
     steps.lap("compare")
     facts["resolve_ns"] = found.resolve_ns
     facts["bench"] = data["bench"]

@@ -1,0 +1,213 @@
+"""drgn's columns: the vmcore oracle (harness/drgn_oracle.py) joins the checks.
+
+compare.py builds every row from the module, gdb and the guest's own files;
+merge() then adds two sources to the rows drgn can speak to and ANDs them
+into the verdict:
+  drgn         the kernel state drgn read from the vmcore (an oracle,
+               independent of the module: another tool reading memory)
+  drgn_memory  the module's own ksymlab_results as drgn read them (the
+               module's claim, read a second time, by a second tool)
+and adds the rows only drgn gives: tasks and pageblocks drgn saw that no
+row covers, and the vmcore's own checks (VMCOREINFO present, fw_cfg in the
+guest, module sections, pageblock order).
+
+The vmcore is written at the same instant gdb reads (gdb holds the guest at
+the snapshot while QEMU dumps it), so drgn must agree with gdb exactly.
+"""
+
+from dataclasses import replace
+
+from .checks import Check
+from .compare import RESULTS_MAGIC
+from .drgn_oracle import VMCOREINFO_FROM_GUEST
+
+DRGN = "drgn"
+DRGN_MEMORY = "drgn_memory"
+MINORBITS = 20
+
+
+def _hex(v):
+    return f"0x{v:x}" if v is not None else None
+
+
+def _with(c, extra, agree):
+    """`c` with more sources; its verdict stays unchecked (None) when it was."""
+    return replace(c, sources={**c.sources, **extra},
+                   agree=None if c.agree is None else bool(c.agree and agree))
+
+
+def _symbol(c, drgn):
+    got = drgn["symbols"].get(c.key)
+    want = c.get("module")
+    return _with(c, {DRGN: _hex(got)}, got is not None and _hex(got) == want)
+
+
+def _snapshot(c, drgn):
+    r = drgn["results"]
+    if c.key == "results-address":
+        return _with(c, {DRGN: _hex(r["addr"])}, _hex(r["addr"]) == c.get("module"))
+    if c.key == "magic":
+        return _with(c, {DRGN_MEMORY: f"{r['magic']:#x}"}, r["magic"] == RESULTS_MAGIC)
+    if c.key == "sequence":
+        return _with(c, {DRGN_MEMORY: r["snapshot_seq"]}, r["snapshot_seq"] == c.get("module"))
+    return c
+
+
+def _prio(c, drgn):
+    pid = c.info.get("pid")
+    task = drgn["tasks"].get(str(pid))
+    mine = {s["pid"]: s["prio"] for s in drgn["results"]["prio"]}
+    got = task["prio"] if task else None
+    return _with(c, {DRGN: got, DRGN_MEMORY: mine.get(pid)},
+                 got is not None and got == c.get("module") == mine.get(pid))
+
+
+def _pageblocks(drgn):
+    return {(p["node"], p["pfn"]): p for p in drgn["pageblocks"]}
+
+
+def _pageblock(c, drgn, blocks, mine):
+    key = (c.info.get("node"), c.info.get("pfn"))
+    got = blocks.get(key)
+    m = mine.get(key)
+    extra = {DRGN: got["mt"] if got else None, DRGN_MEMORY: m["mt"] if m else None}
+    return _with(c, extra, got is not None and m is not None
+                 and got["mt"] == m["mt"] == c.get("module"))
+
+
+def _migratetype(c, hist):
+    got = hist.get((c.info.get("zone"), c.info.get("mt")), 0)
+    return _with(c, {DRGN: got}, got == c.get("module"))
+
+
+def _devt(v):
+    return f"{v >> MINORBITS}:{v & ((1 << MINORBITS) - 1)}"
+
+
+def _blockdev(c, disks, mine, whole):
+    if c.key.endswith("/whole"):
+        # compare_states' row: module, sysfs, gdb's bd_partno; drgn: is it its
+        # disk's part0
+        got = whole.get(c.key[:-len("/whole")])
+        return _with(c, {DRGN: got}, got is not None and got == c.get("module"))
+    got, m = disks.get(c.key), mine.get(c.key)
+    return _with(c, {DRGN: got, DRGN_MEMORY: m},
+                 got is not None and got == m == c.get("module"))
+
+
+def _writeback(c, drgn):
+    if not c.key.startswith("dirty_limit/"):
+        return c
+    return _with(c, {DRGN: drgn["dirty_limit"]}, drgn["dirty_limit"] == c.get("module"))
+
+
+def _bpf(c, drgn):
+    if not c.key.endswith("/arg1-domain"):
+        return c
+    dom = _hex(drgn["global_wb_domain"])
+    return _with(c, {DRGN: dom}, dom == c.get("module"))
+
+
+def _ustack(c, drgn):
+    if c.key != "frames":
+        return c
+    r = drgn["results"]
+    theirs = " ".join(_hex(f) for f in r["frames"])
+    return _with(c, {DRGN_MEMORY: theirs}, theirs == c.get("module"))
+
+
+def _vmcore_rows(data, drgn):
+    """The oracle's own footing: what it read from, checked against the guest."""
+    rows = []
+    vi = drgn.get("vmcoreinfo", {})
+    from_guest = vi.get("source") in VMCOREINFO_FROM_GUEST
+    rows.append(Check("vmcore", "vmcoreinfo",
+                      {DRGN: vi.get("source"), "expected": " or ".join(VMCOREINFO_FROM_GUEST)},
+                      from_guest,
+                      info={"osrelease": vi.get("osrelease"),
+                            "kerneloffset": vi.get("kerneloffset")},
+                      reason=None if from_guest else
+                      "the guest did not hand QEMU its VMCOREINFO note (fw_cfg, crash_core)",
+                      label="VMCOREINFO note in the vmcore"))
+    for f in data.get("fwcfg", []):
+        rows.append(Check("vmcore", "fw_cfg",
+                          {"guest": f"sysfs={f.get('sysfs')} vmcoreinfo={f.get('vmcoreinfo')}",
+                           "expected": "sysfs=1 vmcoreinfo=1"},
+                          f.get("sysfs") == 1 and f.get("vmcoreinfo") == 1,
+                          label="guest sees /sys/firmware/qemu_fw_cfg and etc/vmcoreinfo"))
+    claimed = {s["name"]: s["addr"] for s in data.get("section", [])}
+    got = drgn.get("module_sections", {})
+    rows.append(Check("vmcore", "module-sections",
+                      {"guest": len(claimed), DRGN: len(got),
+                       "differ": ", ".join(sorted(n for n in set(claimed) | set(got)
+                                                  if claimed.get(n) != got.get(n))) or None},
+                      bool(claimed) and claimed == got,
+                      label="module sections: /sys/module vs struct module in the vmcore"))
+    for p in data.get("pbinfo", [])[:1]:
+        rows.append(Check("vmcore", "pageblock-order",
+                          {"pagetypeinfo": p["order"], DRGN: drgn.get("pageblock_order")},
+                          p["order"] == drgn.get("pageblock_order"),
+                          label="pageblock order (drgn derives it from struct zone)"))
+    return rows
+
+
+def _failed(message):
+    return Check("vmcore", "drgn", {DRGN: message, "expected": "read"}, False,
+                 reason="no vmcore values: every kind loses its drgn column",
+                 label="drgn read the vmcore")
+
+
+def merge(found, data, truth, drgn):
+    """`found` (a compare.Comparison) with drgn's sources and rows."""
+    if drgn is None:
+        return found
+    if drgn.get("error"):
+        return replace(found, values=found.values + (_failed(drgn["error"]),))
+    blocks = _pageblocks(drgn)
+    mine_blocks = {(p["node"], p["pfn"]): p for p in drgn["results"]["pageblocks"]}
+    hist = {}
+    for p in drgn["pageblocks"]:
+        hist[(p["zone"], p["mt"])] = hist.get((p["zone"], p["mt"]), 0) + 1
+    disks = {d["name"]: f"{d['dev']} {d['sectors']}" for d in drgn["disks"]}
+    mine_disks = {b["name"]: f"{b['dev']} {b['sectors']}" for b in drgn["results"]["bdevs"]}
+    whole = {d["name"]: d["whole"] for d in drgn["disks"]}
+    by_kind = {
+        "snapshot": lambda c: _snapshot(c, drgn),
+        "prio": lambda c: _prio(c, drgn),
+        "pageblock": lambda c: _pageblock(c, drgn, blocks, mine_blocks),
+        "migratetype": lambda c: _migratetype(c, hist),
+        "blockdev": lambda c: _blockdev(c, disks, mine_disks, whole),
+        "writeback": lambda c: _writeback(c, drgn),
+        "bpf": lambda c: _bpf(c, drgn),
+        "ustack": lambda c: _ustack(c, drgn),
+    }
+    values = [by_kind[c.kind](c) if c.kind in by_kind else c for c in found.values]
+    values += _unseen(found.values, drgn, blocks)
+    values += _vmcore_rows(data, drgn)
+    symbols = tuple(_symbol(c, drgn) for c in found.symbols)
+    return replace(found, symbols=symbols, values=tuple(values))
+
+
+def _unseen(values, drgn, blocks):
+    """What drgn saw at the snapshot that no row of the module, gdb or the guest covers."""
+    rows = []
+    pids = {c.info.get("pid") for c in values if c.kind == "prio"}
+    for pid in sorted(int(p) for p in drgn["tasks"]):
+        if pid not in pids:
+            t = drgn["tasks"][str(pid)]
+            rows.append(Check("prio", f"pid {pid}", {"module": None, "memory": None,
+                                                     DRGN: t["prio"]}, False,
+                              info={"comm": t["comm"], "pid": pid}))
+    seen = {(c.info.get("node"), c.info.get("pfn")) for c in values if c.kind == "pageblock"}
+    for key in sorted(set(blocks) - seen):
+        p = blocks[key]
+        rows.append(Check("pageblock", f"{p['zone']} pfn {p['pfn']:#x}",
+                          {"module": None, "memory": None, DRGN: p["mt"]}, False,
+                          info={"zone": p["zone"], "node": p["node"], "pfn": p["pfn"]}))
+    names = {c.key for c in values if c.kind == "blockdev"}
+    for d in drgn["disks"]:
+        if d["name"] not in names:
+            rows.append(Check("blockdev", d["name"], {"module": None,
+                                                      DRGN: f"{d['dev']} {d['sectors']}"},
+                              False))
+    return rows

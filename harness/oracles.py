@@ -1,0 +1,186 @@
+"""What each source shares with the module, and the rule that every value kind
+has at least two independent oracles that agree.
+
+A source that calls the very kernel function the module calls (or reads the
+very table) cannot catch a bug in that function: /proc/<pid>/stat and the
+module both call task_prio(). Such a source is labelled "same function" or
+"same data" and does not count. gdb and drgn read guest memory with their
+own arithmetic ("independent (memory)"); the scenario file, the variant's
+expectations and the guest program's own return addresses say what the
+value must be without asking the kernel ("independent (expected)");
+eu-addr2line reads the guest program's ELF on the host ("independent (file)").
+
+require_independent() adds one row of kind "oracles" per value kind: it
+fails when fewer than two independent sources gave a value on a row of that
+kind that agrees (a row that disagrees already fails by itself). A value kind that has only one oracle by
+nature says so (EXEMPT) and is reported unchecked, with the reason.
+"""
+
+from dataclasses import replace
+
+from .checks import Check
+
+CLAIM = "the claim"
+SAME_FUNCTION = "same function"
+SAME_DATA = "same data"
+MEMORY = "independent (memory)"
+EXPECTED = "independent (expected)"
+FILE = "independent (file)"
+INDEPENDENT = (MEMORY, EXPECTED, FILE)
+
+# source -> (label, what it shares with the module)
+LABELS = {
+    "module": (CLAIM, "is the module: its text output on the data port"),
+    "memory": (CLAIM, "is the module: its ksymlab_results, as gdb reads them"),
+    "drgn_memory": (CLAIM, "is the module: its ksymlab_results, as drgn reads them "
+                           "from the vmcore"),
+    "gdb": (MEMORY, "nothing at run time: gdb reads guest memory through QEMU's gdbstub "
+                    "with vmlinux's symbols and DWARF and its own arithmetic"),
+    "gdb_bitmap": (MEMORY, "nothing at run time: gdb reads mem_section[]->usage->"
+                           "pageblock_flags itself"),
+    "gdb_class": (MEMORY, "nothing at run time: gdb walks the block class's klist itself"),
+    "drgn": (MEMORY, "nothing at run time: drgn reads the vmcore QEMU wrote at the same "
+                     "instant, with its own helpers (for_each_task, pfn_to_page, block "
+                     "part_name/part_devt) and vmlinux's DWARF"),
+    "proc_stat": (SAME_FUNCTION, "task_prio(): fs/proc/array.c do_task_stat() calls it for "
+                                 "field 18, as the module's prio sampler does"),
+    "pagetypeinfo": (SAME_FUNCTION, "get_pfnblock_flags_mask(): mm/vmstat.c counts blocks "
+                                    "by get_pageblock_migratetype(), which calls it, as "
+                                    "the module's migratetype sampler does"),
+    "proc_kallsyms": (SAME_DATA, "the kallsyms tables that kallsyms_lookup_name() reads in "
+                                 "the kallsyms and stock modes"),
+    "sysfs": (SAME_DATA, "the block class's devices and the same block_device fields "
+                         "(dev_t, bd_nr_sectors via bdev_nr_sectors()) the module reads; "
+                         "and, for the whole flag, the partition attribute a partition has; "
+                         "only the walk (sysfs directories) and formatting are sysfs's own"),
+    "scenario": (EXPECTED, "nothing: the priority the scenario asks for, computed from the "
+                           "policy and value (compare.expected_prio)"),
+    "expected": (EXPECTED, "nothing: what the variant, the series or the design says the "
+                           "value must be"),
+    "program": (EXPECTED, "nothing: the guest program's own __builtin_return_address()es"),
+    "eu_addr2line": (FILE, "nothing: elfutils names frames from the guest program's ELF "
+                           "on the host"),
+    "guest": (SAME_DATA, "the guest's own view (sysfs) of what the oracle needs"),
+    "vmstat": (SAME_FUNCTION, "global_dirty_limits() -> domain_dirty_limits(): "
+                              "/proc/vmstat's nr_dirty(_background)_threshold and the "
+                              "global_dirty_state event compute the thresholds there"),
+    "program_jiffies": (EXPECTED, "nothing: the BPF program's own bpf_jiffies64() in the "
+                                  "same run, a bound"),
+    "gdb_initial_jiffies": (MEMORY, "nothing at run time: INITIAL_JIFFIES from HZ in the "
+                                    "tree's .config, a bound"),
+    "gdb_jiffies": (MEMORY, "nothing at run time: jiffies_64 as gdb reads it at the "
+                            "snapshot, a bound"),
+}
+
+# (value kind, row kind, which rows of that kind)
+VALUE_KINDS = (
+    ("symbol addresses", "symbol", lambda key: True),
+    ("results header", "snapshot", lambda key: True),
+    ("task priority", "prio", lambda key: True),
+    ("pageblock migratetype", "pageblock", lambda key: True),
+    ("migratetype histogram", "migratetype", lambda key: True),
+    ("block devices", "blockdev", lambda key: not key.endswith("/whole")),
+    ("whole flag", "blockdev", lambda key: key.endswith("/whole")),
+    ("user stack", "ustack", lambda key: True),
+    ("dirty limit", "writeback", lambda key: key.startswith("dirty_limit/")),
+    ("dirty thresholds", "writeback", lambda key: key.startswith("thresh/")),
+    ("writeback hits", "writeback", lambda key: key.endswith("_hits")),
+    ("bpf readable", "bpf", lambda key: key.endswith("/readable") or key.endswith("/ran")),
+    ("bpf argument 1", "bpf", lambda key: key.endswith("/arg1-domain")),
+    ("bpf argument 13 value", "bpf", lambda key: key.endswith("/value")),
+)
+
+# Value kinds with one oracle by nature, and why.
+EXEMPT = {
+    "writeback hits": "a count of tracepoint hits has no second witness; the rows only ask "
+                      "that both tracepoints fired",
+    "bpf readable": "whether the verifier accepts a program is the series' design "
+                    "(expected); no memory holds the answer",
+    "dirty thresholds": "the thresholds of the last global_dirty_state event exist only "
+                        "in that event; gdb derives them from the sysctls "
+                        "(compare_states), no memory holds them at the snapshot",
+    "bpf argument 13 value": "start_time is bounded, not equal: the program's own "
+                             "jiffies and gdb's jiffies_64 order it (compare_states)",
+}
+
+REQUIRED = 2
+
+
+def label(source):
+    return LABELS.get(source, ("unlabelled", "not described in harness/oracles.py"))
+
+
+def table():
+    """The label table for the report: [{source, label, shares, counts}]."""
+    return [{"source": s, "label": lab, "shares": shares, "counts": lab in INDEPENDENT}
+            for s, (lab, shares) in LABELS.items()]
+
+
+def coverage(rows):
+    """(agreeing independent sources, other sources) of the rows of one value kind."""
+    names = []
+    for c in rows:
+        names += [s for s in c.sources if s not in names]
+    good, other = [], []
+    for s in names:
+        if label(s)[0] not in INDEPENDENT:
+            other.append(s)
+            continue
+        # A row that disagrees fails on its own; here a source counts when it
+        # gave a value on a row that agrees.
+        if any(c.agree is True and c.sources.get(s) is not None for c in rows):
+            good.append(s)
+        else:
+            other.append(s)
+    return good, other
+
+
+def coverage_rows(symbols, values):
+    out = []
+    for name, kind, pick in VALUE_KINDS:
+        pool = symbols if kind == "symbol" else values
+        rows = [c for c in pool if c.kind == kind and pick(c.key)]
+        if not rows or all(c.agree is None for c in rows):
+            continue            # no such rows (a sampler degraded as expected, no BPF rows)
+        good, other = coverage(rows)
+        exempt = EXEMPT.get(name)
+        out.append(Check(
+            "oracles", name,
+            {"independent": ", ".join(good) or "none", "other": ", ".join(other) or "none",
+             "required": REQUIRED},
+            None if exempt else len(good) >= REQUIRED,
+            reason=exempt or (None if len(good) >= REQUIRED else
+                              f"fewer than {REQUIRED} independent oracles agree"),
+            label=f"{name}: independent oracles that agree"))
+    return out
+
+
+def require_independent(found):
+    """`found` (a compare.Comparison) with one "oracles" row per value kind."""
+    return replace(found, values=found.values + tuple(coverage_rows(found.symbols,
+                                                                    found.values)))
+
+
+def markdown(report):
+    """report.md's section: the label table, then each variant's vmcore."""
+    from . import report as rep_md            # its table writer (8-column cap)
+    out = ["## Oracles", "",
+           "Each source labelled by what it shares with the module. Only independent "
+           f"sources count: every value kind needs {REQUIRED} that agree (rows of kind "
+           "`oracles`). `drgn` is the vmcore QEMU wrote while gdb held the guest at the "
+           "snapshot (`harness/drgn_oracle.py`).", ""]
+    rep_md._table(out, ["source", "label", "shares with the module", "counts"],
+                  [[f"`{t['source']}`", t["label"], t["shares"], "yes" if t["counts"] else "no"]
+                   for t in report.get("oracles") or table()])
+    rows = []
+    for name, v in report.get("variants", {}).items():
+        vc = v.get("vmcore")
+        if not vc:
+            continue
+        size = f"{vc['bytes'] / 2**20:.1f}" if vc.get("bytes") is not None else ""
+        rows.append([name, vc.get("format"), size, vc.get("seconds"), vc.get("drgn_seconds"),
+                     vc.get("error") or vc.get("drgn_error") or "read"])
+    if rows:
+        rep_md._table(out, ["variant", "vmcore format", "MiB", "dump s", "drgn s", "drgn"],
+                      rows)
+    return out
