@@ -218,9 +218,17 @@ def claims(seed, seed_dir=None):
 # ---------------------------------------------------------------- artifacts
 
 def _classes(path):
-    """{symbol: class} exported by one artifact (a Module.symvers or a vmlinux) alone."""
+    """{symbol: export macro} of one artifact (a Module.symvers or a vmlinux) alone."""
     data = symcheck.run_json(["exports", str(path)])
-    return {e["symbol"]: e["class"] for e in data["exports"]}
+    return {e["symbol"]: _spelled(e["class"], e.get("namespace")) for e in data["exports"]}
+
+
+def _spelled(cls, namespace):
+    """An export as its macro: EXPORT_SYMBOL_GPL, or EXPORT_SYMBOL_NS_GPL(NS) in a namespace
+    (a seed exports into none: a module would have to import it)."""
+    if not namespace:
+        return cls
+    return cls.replace("EXPORT_SYMBOL", "EXPORT_SYMBOL_NS", 1) + f"({namespace})"
 
 
 def _traceiters(src, events):

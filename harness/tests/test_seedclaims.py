@@ -87,6 +87,7 @@ class Build:
     symvers: dict                   # symbol -> class in Module.symvers
     bdp: list
     gds: list
+    namespaces: dict = None         # symbol -> namespace, in both artifacts
 
 
 def good():
@@ -99,7 +100,8 @@ def _c(b):
     out = [head, "struct bdi_writeback { int dummy; };", "struct wb_domain { long x; };"]
     for i, (sym, sec) in enumerate(sorted(b.exports.items())):
         out.append(f"int {sym}(void) {{ return {i}; }}")
-        out.append(f'FAKE_EXPORT({sym}, "{sec}", "", {0x1000 + i:#x});')
+        ns = (b.namespaces or {}).get(sym, "")
+        out.append(f'FAKE_EXPORT({sym}, "{sec}", "{ns}", {0x1000 + i:#x});')
     for ev, params in (("balance_dirty_pages", b.bdp), ("global_dirty_state", b.gds)):
         names = [p.split()[-1].lstrip("*") for p in params]
         body = " ".join(f"(void){n};" for n in names)
@@ -120,7 +122,7 @@ def build(tmp_path, b):
     subprocess.run(["ld", "-T", str(FIXTURES / "fake_vmlinux.lds"), "-o", "vmlinux", "fake.o"],
                    cwd=d, check=True)
     (d / "Module.symvers").write_text("".join(
-        f"{0x1000 + i:#010x}\t{sym}\tvmlinux\t{cls}\t\n"
+        f"{0x1000 + i:#010x}\t{sym}\tvmlinux\t{cls}\t{(b.namespaces or {}).get(sym, '')}\n"
         for i, (sym, cls) in enumerate(sorted(b.symvers.items()))))
     return d
 
@@ -152,6 +154,16 @@ def test_task_prio_exported_to_all_fails_5_of_9(tmp_path):
     assert bad == ["5/9/export/task_prio"]
     row = {r.key: r for r in rows}["5/9/export/task_prio"]
     assert row.get("symvers") == row.get("ksymtab") == "EXPORT_SYMBOL"
+
+
+def test_an_export_into_a_namespace_fails(tmp_path):
+    """EXPORT_SYMBOL_NS_GPL(task_prio, KSYMLAB): GPL-only still, but not what the seed gave."""
+    b = good()
+    b.namespaces = {"task_prio": "KSYMLAB"}
+    bad, rows = failing(tmp_path, b)
+    assert bad == ["5/9/export/task_prio"]
+    row = {r.key: r for r in rows}["5/9/export/task_prio"]
+    assert row.get("symvers") == row.get("ksymtab") == "EXPORT_SYMBOL_NS_GPL(KSYMLAB)"
 
 
 def test_artifacts_that_disagree_fail(tmp_path):
