@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -250,10 +251,11 @@ def _report(runs):
         return None
 
 
-def run_harness(variant, runs, log, module_src=None, patches=None):
-    """One `harness run` of `variant` in a process of its own; (exit status, report)."""
+def run_harness(variant, runs, log, module_src=None, patches=None, extra=()):
+    """One `harness run` of `variant` in a process of its own; (exit status, report).
+    `extra`: more `harness run` arguments (--run-args), the same for every run."""
     argv = ["/usr/bin/python3", "-m", "harness", "run", "--variants", variant,
-            "--runs-dir", str(runs), "--jobs", "1"]
+            "--runs-dir", str(runs), "--jobs", "1", *extra]
     if module_src:
         argv += ["--module-src", str(module_src)]
     env = dict(os.environ)
@@ -279,7 +281,7 @@ def _evict_tree(report, variant, keep):
         say("mutants", f"removed the mutant's tree {key} from the cache")
 
 
-def run_mutant(m, out, baseline, keep_trees=True, baseline_trees=frozenset()):
+def run_mutant(m, out, baseline, keep_trees=True, baseline_trees=frozenset(), extra=()):
     work = out / m.id
     work.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
@@ -287,11 +289,11 @@ def run_mutant(m, out, baseline, keep_trees=True, baseline_trees=frozenset()):
         if m.target == "module":
             src = module_copy(m, work / "probe-module")
             status, rep = run_harness(m.variant, work / "runs", work / "harness.log",
-                                      module_src=src)
+                                      module_src=src, extra=extra)
         else:
             patches = series_copy(m, work / "patches")
             status, rep = run_harness(m.variant, work / "runs", work / "harness.log",
-                                      patches=patches)
+                                      patches=patches, extra=extra)
     except HarnessError as err:
         return Outcome(m.id, m.kind, m.what, m.target, "invalid", error=err.one_line(),
                        needs=m.needs)
@@ -302,12 +304,13 @@ def run_mutant(m, out, baseline, keep_trees=True, baseline_trees=frozenset()):
     return o
 
 
-def run_baselines(variants, out):
+def run_baselines(variants, out, extra=()):
     """The unmutated run of each variant: {variant: failed ids}, and their tree keys."""
     failed, trees = {}, set()
     for v in sorted(variants):
         say("mutants", f"baseline: {v}, unmutated")
-        status, rep = run_harness(v, out / "baseline" / v / "runs", out / "baseline" / f"{v}.log")
+        status, rep = run_harness(v, out / "baseline" / v / "runs", out / "baseline" / f"{v}.log",
+                                  extra=extra)
         if rep is None or v not in (rep.get("variants") or {}):
             raise HarnessError("mutants", f"baseline run of {v} wrote no report (exit status "
                                f"{status}; log {out / 'baseline' / f'{v}.log'})")
@@ -413,6 +416,9 @@ def main(argv=None):
     ap.add_argument("--keep-trees", action="store_true",
                     help="keep the series mutants' kernel trees in the cache")
     ap.add_argument("--out", help="output directory (default: runs/mutants-<time>)")
+    ap.add_argument("--run-args", default="", metavar="ARGS",
+                    help='extra arguments of every harness run, e.g. '
+                    '"--append movablecore=64M" (a guest state to try)')
     try:
         args = ap.parse_args(argv)
     except SystemExit as e:
@@ -437,14 +443,16 @@ def _run(chosen, args):
         paths.runs_root() / time.strftime("mutants-%Y%m%d-%H%M%S")
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
-    baseline, trees = run_baselines({m.variant for m in chosen}, out)
+    extra = tuple(shlex.split(args.run_args))
+    baseline, trees = run_baselines({m.variant for m in chosen}, out, extra)
     outcomes = []
     for i, m in enumerate(chosen, 1):
         say("mutants", f"[{i}/{len(chosen)}] {m.id} ({m.kind}, {m.target})")
-        o = run_mutant(m, out, baseline, args.keep_trees, frozenset(trees))
+        o = run_mutant(m, out, baseline, args.keep_trees, frozenset(trees), extra)
         say("mutants", f"[{i}/{len(chosen)}] {m.id}: {o.status} - {_why(o)}")
         outcomes.append(o)
     meta = {"catalogue": str(args.catalogue), "seconds": round(time.monotonic() - t0, 1),
+            "run_args": args.run_args,
             "baseline_failing": {v: sorted(f) for v, f in baseline.items()}}
     write_report(out, outcomes, meta)
     kinds, rows = tables(outcomes)

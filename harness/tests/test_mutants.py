@@ -233,18 +233,19 @@ def test_run_mutant_builds_from_the_scratch_copy(tmp_path, monkeypatch):
     m = next(x for x in CATALOGUE if x.id == "prio-static-prio")
     seen = {}
 
-    def fake(variant, runs, log, module_src=None, patches=None):
-        seen.update(variant=variant, src=module_src, patches=patches)
+    def fake(variant, runs, log, module_src=None, patches=None, extra=()):
+        seen.update(variant=variant, src=module_src, patches=patches, extra=extra)
         assert "t->static_prio - MAX_RT_PRIO" in (module_src / "prio.c").read_text()
         return 1, report([row("prio", "pid 1", False)])
 
     monkeypatch.setattr(mutants, "run_harness", fake)
-    o = mutants.run_mutant(m, tmp_path, {"exports": frozenset()})
+    o = mutants.run_mutant(m, tmp_path, {"exports": frozenset()}, extra=("--kaslr",))
     assert o.status == "killed" and seen["variant"] == "exports" and seen["patches"] is None
+    assert seen["extra"] == ("--kaslr",)
 
     s = next(x for x in CATALOGUE if x.id == "series-task_prio-exported-to-all")
 
-    def fake_series(variant, runs, log, module_src=None, patches=None):
+    def fake_series(variant, runs, log, module_src=None, patches=None, extra=()):
         text = (patches / "exports" / s.file).read_text()
         assert "+EXPORT_SYMBOL(task_prio);" in text and module_src is None
         return 1, report([row("seed", "5/9/export/task_prio", False)])
