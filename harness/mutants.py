@@ -332,8 +332,10 @@ def _why(o):
         return ", ".join(o.killers[:2]) + (f" (+{len(o.killers) - 2})" if len(o.killers) > 2
                                            else "")
     if o.status == "wrong-kind":
-        return "failed only on " + ", ".join(o.others[:2]) + \
-            (f"; seeds {', '.join(o.seeds)} do not hold" if o.seeds else "")
+        seeds = f"seed row(s) {', '.join(o.seeds)} do not hold" if o.seeds else ""
+        if not o.others:
+            return f"no check failed; {seeds}" if seeds else "no check failed"
+        return "failed only on " + ", ".join(o.others[:2]) + (f"; {seeds}" if seeds else "")
     if o.status in ("crashed", "invalid"):
         return (o.error or "")[:90]
     return "needs: " + o.needs if o.needs else "no check of its kind failed"

@@ -181,6 +181,11 @@ def test_a_failure_of_another_kind_does_not_kill():
     o = mutants.decide(PRIO, report([row("prio", "pid 1"), row("blockdev", "ram0", False)],
                                     seeds=["8/9"]))
     assert o.status == "wrong-kind" and o.others == ("blockdev:ram0",) and o.seeds == ("8/9",)
+    assert mutants._why(o) == "failed only on blockdev:ram0; seed row(s) 8/9 do not hold"
+    # a degraded dirty limit: no check at all, only the seed row loses its evidence
+    o = mutants.decide(WB, report([row("writeback", "gds_hits")], verdict="fail", seeds=["3/9"]))
+    assert o.status == "wrong-kind" and mutants._why(o) == \
+        "no check failed; seed row(s) 3/9 do not hold"
 
 
 def test_a_passing_run_is_a_survivor():
