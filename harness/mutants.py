@@ -33,7 +33,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from . import cache, paths
+from . import cache, kernel, paths, variants
 from .errors import HarnessError
 from .progress import say
 
@@ -271,7 +271,8 @@ def run_harness(variant, runs, log, module_src=None, patches=None, extra=()):
 
 
 def _evict_tree(report, variant, keep):
-    """Drop a mutant's own kernel tree from the cache (never a baseline's)."""
+    """Drop a kernel tree the mutant's run built from the cache (not one in `keep`: the
+    baselines' and any that was there before the run)."""
     key = ((report or {}).get("variants") or {}).get(variant, {}).get("tree_key")
     if not key or key in keep:
         return
@@ -292,6 +293,11 @@ def run_mutant(m, out, baseline, keep_trees=True, baseline_trees=frozenset(), ex
                                       module_src=src, extra=extra)
         else:
             patches = series_copy(m, work / "patches")
+            # a tree someone built before (a test, another run) is not the mutant's to remove
+            (v,) = variants.select([m.variant], patches)
+            key = kernel.tree_key(v)
+            if cache.is_complete(paths.cache_root(), "trees", key):
+                baseline_trees = baseline_trees | {key}
             status, rep = run_harness(m.variant, work / "runs", work / "harness.log",
                                       patches=patches, extra=extra)
     except HarnessError as err:

@@ -274,3 +274,14 @@ def test_command_line(capsys):
     assert "series-task_prio-exported-to-all" in capsys.readouterr().out
     assert mutants.main(["--only", "no-such-mutant"]) == 2
     assert "unknown mutant" in capsys.readouterr().err
+
+
+def test_only_a_tree_the_mutant_built_is_removed(monkeypatch):
+    gone = []
+    monkeypatch.setattr(mutants.cache, "try_evict", lambda c, e: gone.append(e.key) or True)
+    mutants._evict_tree(report(), "exports", keep={"k"})        # tree_key "k": a baseline's
+    assert gone == []
+    mutants._evict_tree(report(), "exports", keep=set())
+    assert gone == ["k"]
+    mutants._evict_tree(None, "exports", keep=set())             # no report: nothing known
+    assert gone == ["k"]
