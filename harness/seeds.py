@@ -88,7 +88,8 @@ def _evidence(seed, result):
 
 
 def evaluate(results):
-    """One row per seed for the report; `holds` is None when no variant that carries it ran.
+    """One row per seed for the report; `holds` is None when no variant that carries it ran,
+    unless one of its claim checks (made before the module is built) failed: then False.
 
     `results` maps variant names to VariantResult; a seed is checked on every
     variant whose series carries it (the `seeds` of its variant file).
@@ -104,6 +105,14 @@ def evaluate(results):
             missing += [f"{name}: {m}" for m in absent]
         holds = None if not ran or len(ran) < len(names) else \
             (not missing and bool(checks) and all(c.agree is not False for c in checks))
+        # a claim is checked on the built tree: one that failed fails the seed even
+        # when the variant's module or guest never ran
+        ids = set(claim_ids(seed))
+        broken = [c for n in names if n not in ran for c in results[n].values
+                  if c.id in ids and c.agree is False]
+        if broken:
+            checks += broken
+            holds = False
         rows.append({"seed": seed["seed"], "title": seed["title"], "status": seed["status"],
                      "why": seed["why"], "variants": names, "checks": len(checks),
                      "agree": sum(c.agree is True for c in checks), "missing": missing,

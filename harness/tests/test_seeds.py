@@ -104,3 +104,13 @@ def test_not_run_without_a_variant_that_carries_it():
     err = StepError("panic", "boom", 31, "panic")
     rows = seeds.evaluate({"exports": result(GOOD, error=err)})
     assert all(r["holds"] is None for r in rows)
+
+
+def test_a_failed_claim_fails_its_seed_when_the_module_never_built():
+    # EXPORT_SYMBOL_NS_GPL(task_prio, KSYMLAB): modpost refuses the module, the claim
+    # check (made on the tree before) has failed: 5/9 does not hold, the rest not run
+    err = StepError("module", "modpost: task_prio from namespace KSYMLAB", 20, "error")
+    bad = [replace(v, agree=False) if v.key == "5/9/export/task_prio" else v for v in CLAIMS]
+    rows = seeds.evaluate({"exports": result(bad, error=err)})
+    assert row(rows, "5/9")["holds"] is False and row(rows, "5/9")["checks"] == 1
+    assert row(rows, "4/9")["holds"] is None
