@@ -4,7 +4,7 @@ PYTEST := $(PYTHON) -m pytest
 # Extra arguments for the harness, e.g. make run RUN_ARGS="--variants exports --kvm"
 RUN_ARGS ?=
 
-.PHONY: all deps run build check unit bench clean-runs
+.PHONY: all deps run build check unit bench mutants clean-runs
 
 all: run
 
@@ -36,6 +36,15 @@ unit: deps
 BENCH_ARGS ?=
 bench: deps
 	$(PYTHON) -m harness.bench $(BENCH_ARGS)
+
+## Mutation testing (not part of check): every mutant of mutants/catalogue.toml run
+## through the harness on one variant; kill rate per kind to stdout and
+## runs/mutants-<time>/mutants.{md,json}. MUTANTS_ARGS="--module" skips the
+## series mutants (a kernel tree each); --only ID,... and --kind K select.
+MUTANTS_ARGS ?=
+mutants: deps
+	$(MAKE) -C symcheck
+	$(PYTHON) -m harness.mutants $(MUTANTS_ARGS)
 
 clean-runs:
 	rm -rf runs

@@ -80,6 +80,9 @@ def main(argv=None):
     r.add_argument("--keep-vmcore", action="store_true",
                    help="keep each guest's vmcore (about the guest's RAM, 512 MiB) in its run "
                    "directory after drgn read it")
+    r.add_argument("--module-src", metavar="DIR",
+                   help="build the probe module from DIR instead of probe-module/ "
+                   "(a scratch copy, e.g. a mutant)")
     b = sub.add_parser("build", help="only prepare (extract, patch, configure, build) the kernels")
     _variant_args(b)
     k = sub.add_parser("key", help="print the cache key of each variant")
@@ -113,7 +116,7 @@ def main(argv=None):
                 hang_timeout=args.hang_timeout, insmod_args=args.insmod_args,
                 stress=args.stress, kaslr=args.kaslr, jobs=args.jobs,
                 keep_vmcore=args.keep_vmcore,
-                variant_files=args.variant_file)
+                variant_files=args.variant_file, module_src=args.module_src)
             # every tree, module and initramfs the run builds or finds is held (shared
             # lock) until it ends: no eviction, here or in another process, removes them
             with cache.session():

@@ -25,6 +25,7 @@ class RunOptions:
     jobs: Optional[int] = None      # guests at once (default: one per CPU)
     variant_files: tuple = ()       # the user's own variant files
     keep_vmcore: bool = False       # keep the vmcore drgn read (else removed once read)
+    module_src: Optional[Path] = None   # probe-module sources to build (default: probe-module/)
 
     @classmethod
     def from_env(cls, **given):
@@ -37,6 +38,8 @@ class RunOptions:
         for k in ("cache", "tarball", "patches", "runs_root", "scenario"):
             opts[k] = Path(opts[k]) if opts[k] is not None else None
         opts["variant_files"] = tuple(Path(f) for f in opts.get("variant_files", ()))
+        if opts.get("module_src") is not None:
+            opts["module_src"] = Path(opts["module_src"])
         return cls(**opts)
 
     def known_variants(self):

@@ -159,11 +159,14 @@ def _seeds(report, out):
     rows = []
     for r in report["seeds"]:
         holds = "not run" if r["holds"] is None else _mark(r["holds"])
+        claims = "; ".join(r.get("claims") or ()) or "-"
+        if r.get("claims") and not r.get("claims_checked", True):
+            claims += " (superseded, not checked)"
         rows.append([r["seed"], r["title"], r["status"],
-                     f"{r['why']} ({', '.join(r['variants'])})", f"{r['agree']}/{r['checks']}",
-                     holds])
-    _table(out, ["seed", "patch", "status in the port", "runtime evidence", "checks agree",
-                 "holds"], rows)
+                     f"{r['why']} ({', '.join(r['variants'])})", claims,
+                     f"{r['agree']}/{r['checks']}", holds])
+    _table(out, ["seed", "patch", "status in the port", "runtime evidence",
+                 "claims of the seed patch", "checks agree", "holds"], rows)
     out.append("Upstream history and what each port changed: `patches/README.md`.")
     out.append("")
 

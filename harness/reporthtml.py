@@ -360,8 +360,11 @@ def _seeds(report):
     if not rows:
         return "<p>No seed evaluation.</p>"
     return _table(["seed", "patch", "status in the port", "runtime evidence", "variants",
-                   "checks agree", "holds"],
+                   "claims of the seed patch", "checks agree", "holds"],
                   [[r["seed"], r["title"], r["status"], r["why"], ", ".join(r["variants"]),
+                    "; ".join(r.get("claims") or ()) + (
+                        " (superseded, not checked)" if r.get("claims") and
+                        not r.get("claims_checked", True) else "") or "-",
                     f"{r['agree']}/{r['checks']}",
                     "not run" if r["holds"] is None else ("yes" if r["holds"] else "NO")]
                    for r in rows],

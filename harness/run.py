@@ -13,11 +13,12 @@ import os
 import shutil
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 
 from . import addr2line, compare, gdb, guestdata, initramfs, kaslr, kernel, module, proc, \
-    report, symcheck
+    report, seedclaims, symcheck
 from . import drgn_oracle, oracles, vmcore
 from .checks import StepError, VariantResult
 from .errors import HarnessError
@@ -109,7 +110,7 @@ def _series(variant):
 def run_variant(variant, tree, vdir, opts, steps):
     """Boot one variant, verify it at the snapshot; return its VariantResult."""
     facts = {}
-    ko = module.build(tree, variant.module_mode, opts.cache)
+    ko = module.build(tree, variant.module_mode, opts.cache, opts.module_src)
     findings = symcheck.findings(ko, tree)
     facts["symcheck"] = findings
     shutil.copy2(ko.parent / "build.log", vdir / "module-build.log")
@@ -195,6 +196,8 @@ def run(names, opts):
     if not opts.scenario.is_file():
         raise HarnessError("usage", f"{opts.scenario}: scenario file not found")
     parse_scenario(opts.scenario)        # a bad line is a usage error before anything boots
+    if opts.module_src is not None and not (opts.module_src / "Kbuild").is_file():
+        raise HarnessError("usage", f"{opts.module_src}: no probe-module sources (Kbuild) there")
     run_id, rundir = new_rundir(opts.runs_root)
     say("run", f"{run_id}: variants {', '.join(v.name for v in selected)}; logs in {rundir}")
     meta = _meta(run_id, opts)
@@ -245,13 +248,18 @@ def run(names, opts):
         vdir = rundir / v.name
         steps = _Steps()
         failure = None
+        claims = ()
         try:
+            # from the built tree alone: a port that drifts from its seed fails even
+            # when its module cannot build or its guest cannot boot
+            claims = tuple(seedclaims.variant_checks(trees[v.name], v))
             result = run_variant(v, trees[v.name], vdir, opts, steps)
+            result = replace(result, values=result.values + claims)
         except HarnessError as err:
             say("error", err.one_line())
             failure = err
             result = _base_result(v, trees[v.name], error=step_error(err, vdir),
-                                  timings=dict(steps.seconds))
+                                  timings=dict(steps.seconds), values=claims)
         board.publish(result)
         write(timings)                      # keep what is known after each variant
         return failure

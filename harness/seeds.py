@@ -7,7 +7,15 @@ at least one row. A named check that is missing fails the seed instead of
 vanishing from the evidence, so a renamed label or key cannot weaken it. The
 seed holds when everything it names was made and agrees. patches/README.md
 has the full story of each port.
+
+Besides the runtime evidence, a seed that is not superseded names the
+checks of its own claims (harness/seedclaims.py): read from the seed patch
+as posted (an EXPORT_SYMBOL_GPL line, a tracepoint parameter) and checked
+on the variant's built tree, so a port that drifts from its seed fails its
+row. The kallsyms variant's revert of 0bd476e6 is a row of its own.
 """
+
+from . import seedclaims
 
 SEEDS = [
     {"seed": "1/9", "title": "tracepoint: call vmalloc_sync_mappings() on registration",
@@ -45,14 +53,32 @@ SEEDS = [
      "status": "ported", "why": "the block class walked through the getter",
      "ids": ["symbol:gendisk_block_class", "symbol:block_class"],
      "kinds": ["blockdev"]},
+    {"seed": seedclaims.REVERT,
+     "title": "revert of kallsyms: unexport kallsyms_lookup_name() and "
+              "kallsyms_on_each_symbol()",
+     "status": "reverted", "why": "the pre-5.7 stand-in: both exports back as before 0bd476e6; "
+                                  "the module resolves every internal by name",
+     "ids": ["symbol:kallsyms_lookup_name", "symbol:task_prio"]},
 ]
+
+
+def claim_ids(seed):
+    """The seed-claim check ids a seed names: none for a superseded seed."""
+    if seed["status"] == "superseded":
+        return []
+    return [c.id for c in seedclaims.claims(seed["seed"])]
+
+
+def claim_texts(seed):
+    return [c.short for c in seedclaims.claims(seed["seed"])]
 
 
 def _evidence(seed, result):
     """The checks `seed` names in `result`, and the ids and kinds it names that are missing."""
     rows = result.by_id()
-    checks = [rows[i] for i in seed.get("ids", ()) if i in rows]
-    missing = [i for i in seed.get("ids", ()) if i not in rows]
+    ids = list(seed.get("ids", ())) + claim_ids(seed)
+    checks = [rows[i] for i in ids if i in rows]
+    missing = [i for i in ids if i not in rows]
     for kind in seed.get("kinds", ()):
         of_kind = result.of_kind(kind)
         checks += of_kind
@@ -62,7 +88,8 @@ def _evidence(seed, result):
 
 
 def evaluate(results):
-    """One row per seed for the report; `holds` is None when no variant that carries it ran.
+    """One row per seed for the report; `holds` is None when no variant that carries it ran,
+    unless one of its claim checks (made before the module is built) failed: then False.
 
     `results` maps variant names to VariantResult; a seed is checked on every
     variant whose series carries it (the `seeds` of its variant file).
@@ -78,8 +105,18 @@ def evaluate(results):
             missing += [f"{name}: {m}" for m in absent]
         holds = None if not ran or len(ran) < len(names) else \
             (not missing and bool(checks) and all(c.agree is not False for c in checks))
+        # a claim is checked on the built tree: one that failed fails the seed even
+        # when the variant's module or guest never ran
+        ids = set(claim_ids(seed))
+        broken = [c for n in names if n not in ran for c in results[n].values
+                  if c.id in ids and c.agree is False]
+        if broken:
+            checks += broken
+            holds = False
         rows.append({"seed": seed["seed"], "title": seed["title"], "status": seed["status"],
                      "why": seed["why"], "variants": names, "checks": len(checks),
                      "agree": sum(c.agree is True for c in checks), "missing": missing,
+                     "claims": claim_texts(seed),
+                     "claims_checked": seed["status"] != "superseded",
                      "holds": holds})
     return rows

@@ -53,3 +53,8 @@ def findings(ko, tree):
     say("symcheck", f"{tree.variant}: {out['needs']} symbols needed, "
                     f"{len(out['check'])} check findings, {len(out['audit'])} audit flags")
     return out
+
+
+def run_json(argv):
+    """symcheck --json ARGV... (symcheck built): its JSON document; exit 2 is a verify error."""
+    return _json(argv)

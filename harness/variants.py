@@ -20,7 +20,7 @@ from .errors import HarnessError
 BUILTIN_DIR = paths.REPO / "variants"
 MODES = ("exports", "kallsyms", "kprobe")
 SAMPLERS = ("prio", "migratetype", "ustack", "blockdev", "writeback", "symbols")
-SEEDS = tuple(f"{i}/9" for i in range(1, 10))
+SEEDS = tuple(f"{i}/9" for i in range(1, 10)) + ("0bd476e6",)    # 0bd476e6: its revert
 
 
 @dataclass(frozen=True)

@@ -56,7 +56,10 @@ def test_ab_run_passes(ab_run):
     rep = json.loads((runs / "latest" / "report.json").read_text())
     assert rep["verdict"] == "pass"
     # every seed patch is backed by checks that ran and agreed
-    assert [r["seed"] for r in rep["seeds"]] == [f"{i}/9" for i in range(1, 10)]
+    # (and the kallsyms variant's revert of 0bd476e6), the claims of each seed patch included
+    assert [r["seed"] for r in rep["seeds"]] == [f"{i}/9" for i in range(1, 10)] + ["0bd476e6"]
+    claims = [c for v in rep["variants"].values() for c in v["values"] if c["kind"] == "seed"]
+    assert len(claims) == 10 + 10 + 2 and all(c["agree"] for c in claims)
     assert all(r["holds"] is True and r["checks"] > 0 for r in rep["seeds"]), rep["seeds"]
     assert list(rep["variants"]) == ["exports", "kallsyms", "stock", "bpf13"]
     assert qemu_processes(runs) == []

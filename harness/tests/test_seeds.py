@@ -1,6 +1,6 @@
 from dataclasses import replace
 
-from harness import seeds
+from harness import seedclaims, seeds
 from harness.checks import Check, StepError, VariantResult
 
 
@@ -16,10 +16,13 @@ def check(kind, key, agree=True):
     return Check(kind, key, {"module": 1}, agree)
 
 
+# every claim the seed patches make, as the claim checks of a port that holds them
+CLAIMS = [check("seed", c.key) for s in seeds.SEEDS for c in seedclaims.claims(s["seed"])
+          if s["status"] != "superseded"]
 GOOD = [check("writeback", "gds_hits"), check("writeback", "bdp_hits"),
         check("writeback", "dirty_limit/tracepoint-arg"), check("bpf", "arg12/readable"),
         check("bpf", "arg13/readable"), check("bpf", "arg12/arg1-domain"),
-        check("prio", "pid 1")]
+        check("prio", "pid 1")] + CLAIMS
 
 
 def row(rows, seed):
@@ -28,15 +31,48 @@ def row(rows, seed):
 
 
 def test_every_seed_listed_once():
-    assert [s["seed"] for s in seeds.SEEDS] == [f"{i}/9" for i in range(1, 10)]
-    assert {s["status"] for s in seeds.SEEDS} == {"ported", "superseded"}
+    assert [s["seed"] for s in seeds.SEEDS] == [f"{i}/9" for i in range(1, 10)] + ["0bd476e6"]
+    assert {s["status"] for s in seeds.SEEDS} == {"ported", "superseded", "reverted"}
+
+
+def test_a_seed_names_the_claims_of_its_patch():
+    r = row(seeds.evaluate({"exports": result(GOOD)}), "5/9")
+    assert r["claims"] == ["task_prio exported GPL-only"] and r["claims_checked"]
+    assert "seed:5/9/export/task_prio" in seeds.claim_ids(seeds.SEEDS[4])
+    # superseded: the claim is shown, not checked
+    r7 = row(seeds.evaluate({"exports": result(GOOD)}), "7/9")
+    assert r7["claims"] == ["gendisk_name exported GPL-only"] and not r7["claims_checked"]
+    assert seeds.claim_ids(seeds.SEEDS[6]) == []
+
+
+def test_a_failed_claim_fails_its_seed():
+    # patch 0004 edited to EXPORT_SYMBOL(task_prio): the claim check disagrees
+    bad = [replace(v, agree=False) if v.key == "5/9/export/task_prio" else v for v in GOOD]
+    rows = seeds.evaluate({"exports": result(bad, [check("symbol", "task_prio")])})
+    assert row(rows, "5/9")["holds"] is False
+    assert row(rows, "2/9")["holds"] is True
+    # a claim check that was never made is missing evidence
+    gone = [v for v in GOOD if v.key != "3/9/tracepoint/balance_dirty_pages/param1"]
+    r = row(seeds.evaluate({"exports": result(gone)}), "3/9")
+    assert r["holds"] is False
+    assert r["missing"] == ["exports: seed:3/9/tracepoint/balance_dirty_pages/param1"]
+
+
+def test_the_revert_row_holds_on_the_kallsyms_variant():
+    kall = result([check("prio", "pid 1")] + CLAIMS,
+                  [check("symbol", "kallsyms_lookup_name"), check("symbol", "task_prio")],
+                  name="kallsyms", seeds=("0bd476e6",))
+    r = row(seeds.evaluate({"kallsyms": kall}), "0bd476e6")
+    assert r["variants"] == ["kallsyms"] and r["holds"] is True
+    assert r["claims"] == ["kallsyms_lookup_name exported GPL-only",
+                           "kallsyms_on_each_symbol exported GPL-only"]
 
 
 def test_holds_when_its_checks_agree():
     rows = seeds.evaluate({"exports": result(GOOD, [check("symbol", "task_prio")])})
     assert row(rows, "1/9")["holds"] is True and row(rows, "1/9")["checks"] == 2
     assert row(rows, "3/9")["holds"] is True
-    assert row(rows, "5/9")["checks"] == 2          # the symbol and the prio value
+    assert row(rows, "5/9")["checks"] == 3          # the symbol, the prio value, the claim
 
 
 def test_fails_on_disagreement_or_missing_evidence():
@@ -68,3 +104,13 @@ def test_not_run_without_a_variant_that_carries_it():
     err = StepError("panic", "boom", 31, "panic")
     rows = seeds.evaluate({"exports": result(GOOD, error=err)})
     assert all(r["holds"] is None for r in rows)
+
+
+def test_a_failed_claim_fails_its_seed_when_the_module_never_built():
+    # EXPORT_SYMBOL_NS_GPL(task_prio, KSYMLAB): modpost refuses the module, the claim
+    # check (made on the tree before) has failed: 5/9 does not hold, the rest not run
+    err = StepError("module", "modpost: task_prio from namespace KSYMLAB", 20, "error")
+    bad = [replace(v, agree=False) if v.key == "5/9/export/task_prio" else v for v in CLAIMS]
+    rows = seeds.evaluate({"exports": result(bad, error=err)})
+    assert row(rows, "5/9")["holds"] is False and row(rows, "5/9")["checks"] == 1
+    assert row(rows, "4/9")["holds"] is None
