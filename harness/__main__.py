@@ -77,6 +77,8 @@ def main(argv=None):
                    help="boot with KASLR on; gdb relocates vmlinux by the measured slide")
     r.add_argument("--jobs", type=int, default=None, metavar="N",
                    help="guests booted at once (default: one per CPU)")
+    r.add_argument("--no-lttng", action="store_true",
+                   help="skip the LTTng boot of variants whose file has an [lttng] table")
     b = sub.add_parser("build", help="only prepare (extract, patch, configure, build) the kernels")
     _variant_args(b)
     k = sub.add_parser("key", help="print the cache key of each variant")
@@ -109,7 +111,7 @@ def main(argv=None):
                 runs_root=args.runs_dir, boot_timeout=args.boot_timeout,
                 hang_timeout=args.hang_timeout, insmod_args=args.insmod_args,
                 stress=args.stress, kaslr=args.kaslr, jobs=args.jobs,
-                variant_files=args.variant_file)
+                variant_files=args.variant_file, lttng=not args.no_lttng)
             # every tree, module and initramfs the run builds or finds is held (shared
             # lock) until it ends: no eviction, here or in another process, removes them
             with cache.session():

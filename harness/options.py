@@ -24,6 +24,7 @@ class RunOptions:
     kaslr: bool = False
     jobs: Optional[int] = None      # guests at once (default: one per CPU)
     variant_files: tuple = ()       # the user's own variant files
+    lttng: bool = True              # the LTTng boot of variants with an [lttng] table
 
     @classmethod
     def from_env(cls, **given):

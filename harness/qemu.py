@@ -56,7 +56,8 @@ class QemuSession:
             s.close()
 
     def __init__(self, tree, initrd, workdir, kvm=False, append="", memory="512M",
-                 boot_timeout=600, hang_timeout=180, icount=False, kaslr=False):
+                 boot_timeout=600, hang_timeout=180, icount=False, kaslr=False,
+                 extra_args=()):
         self.tree = tree
         self.initrd = initrd
         self.workdir = Path(workdir)
@@ -74,6 +75,8 @@ class QemuSession:
         self.icount = icount
         # KASLR on: the harness computes the slide from the guest's _text.
         self.kaslr = kaslr
+        # More QEMU arguments (the LTTng boot's third serial port).
+        self.extra_args = tuple(extra_args)
 
     @property
     def gdb_socket(self):
@@ -93,7 +96,7 @@ class QemuSession:
             "-serial", f"file:{self.data_log}",
             "-chardev", f"socket,id=gdb0,path={self.gdb_socket},server=on,wait=off",
             "-gdb", "chardev:gdb0",
-        ] + (["-icount", "shift=0,sleep=off"] if self.icount else [])
+        ] + (["-icount", "shift=0,sleep=off"] if self.icount else []) + list(self.extra_args)
 
     def __enter__(self):
         self.start()

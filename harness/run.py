@@ -19,6 +19,7 @@ from types import MappingProxyType
 from . import addr2line, compare, gdb, guestdata, initramfs, kaslr, kernel, module, proc, \
     report, symcheck
 from .checks import StepError, VariantResult
+from .lttng import run as lttngrun
 from .errors import HarnessError
 from .progress import say
 from .qemu import QemuSession
@@ -157,11 +158,17 @@ def run_variant(variant, tree, vdir, opts, steps):
     found = compare.expect_degraded(compare.compare_variant(data, truth, opts.stress, variant,
                                                             names), variant.degraded)
     steps.lap("compare")
+    lttng_rows = ()
+    if variant.lttng_series and opts.lttng:
+        # issue 13: a boot of its own with Debian's LTTng (harness/lttng/)
+        lttng_rows, facts["lttng"] = lttngrun.rows_or_failure(variant, tree, vdir, opts)
+        steps.lap("lttng")
     facts["resolve_ns"] = found.resolve_ns
     facts["bench"] = data["bench"]
     result = _base_result(
         variant, tree, symbols=found.symbols,
-        values=found.values + tuple(compare.compare_symcheck(findings, variant.module_mode)),
+        values=found.values + tuple(compare.compare_symcheck(findings, variant.module_mode))
+        + tuple(lttng_rows),
         samplers=found.samplers, notes=found.notes, guest_errors=found.guest_errors,
         timings=dict(steps.seconds), facts=facts)
     c = result.counts
