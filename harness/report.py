@@ -3,6 +3,7 @@
 import json
 
 from . import crossvariant, mdtables, reporthtml, reportrows, seeds
+from .lttng import report as lttngreport
 
 
 def overall_verdict(variants, seed_rows=(), across=()):
@@ -27,6 +28,7 @@ def assemble(meta, results, order):
     rep["seeds"] = seeds.evaluate(results)
     rep["across"] = crossvariant.compare(results)
     rep["matrix"] = matrix(results, order)
+    rep["lttng_coverage"] = lttngreport.coverage(rep["variants"])
     rep["verdict"] = overall_verdict(rep["variants"], rep["seeds"], rep["across"])
     return rep
 
@@ -282,6 +284,7 @@ def markdown(report):
     _matrix(report, out)
     _seeds(report, out)
     _across(report, out)
+    lttngreport.markdown(report, out, _table)
     _by_kind(report, out)
     _timings(report, out)
     out.append("## Details and failures")

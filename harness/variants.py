@@ -88,7 +88,7 @@ SCHEMA = {
                "fragments": (list, True)}, True),
     "expect": ({"bpf_max_arg": (int, True), "domain_arg": (bool, True),
                 "degraded": (list, False), "seeds": (list, False)}, True),
-    "lttng": ({"series": (str, True), "kallsyms": (bool, False), "lost": (list, False)}, False),
+    "lttng": ({"patches": (str, True), "kallsyms": (bool, False), "lost": (list, False)}, False),
 }
 LTTNG_FEATURES = ("prio", "callstack_user", "statedump_block", "writeback", "kmem")
 
@@ -193,7 +193,7 @@ def _lttng(f, table):
     bad = [x for x in table.get("lost", []) if x not in LTTNG_FEATURES]
     if bad:
         raise f.error(f"lost {bad!r}: not among {', '.join(LTTNG_FEATURES)}", "lttng", "lost")
-    return {"lttng_series": table["series"], "lttng_kallsyms": table.get("kallsyms", True),
+    return {"lttng_series": table["patches"], "lttng_kallsyms": table.get("kallsyms", True),
             "lttng_lost": tuple(table.get("lost", ()))}
 
 
