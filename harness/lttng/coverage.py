@@ -21,7 +21,7 @@ NAMES = {
     "global_wb_domain": ("writeback", "writeback dirty_limit/setpoint"),
     "block_class": ("statedump_block", "statedump of block devices"),
     "disk_type": ("statedump_block", "statedump of block devices"),
-    "irq_to_desc": (None, "statedump of interrupts"),
+    "irq_to_desc": ("@lttng_statedump_interrupt", "statedump of interrupts"),
     "splice_to_pipe": (None, "splice of ring buffer to pipe"),
     "__vmalloc_node_range": (None, "NUMA-aware buffer allocation"),
     "tracepoint_module_notify": (None, "module tracepoints on < 3.15 with signing"),
@@ -38,8 +38,34 @@ FEATURE_ROWS = {"prio": "prio/", "callstack_user": "ustack/", "kmem": "kmem/",
                 "writeback": "writeback/", "statedump_block": "blockdev/"}
 
 
+def _rodata(ko):
+    """The bytes of the .rodata* sections of an ELF64 little-endian object (where a
+    name handed to the kallsyms wrapper lives; debug info and the symbol table,
+    which name imports too, are left out)."""
+    data = Path(ko).read_bytes()
+    if data[:4] != b"\x7fELF" or data[4] != 2:
+        return b""
+    shoff = int.from_bytes(data[0x28:0x30], "little")
+    shentsize = int.from_bytes(data[0x3a:0x3c], "little")
+    shnum = int.from_bytes(data[0x3c:0x3e], "little")
+    shstrndx = int.from_bytes(data[0x3e:0x40], "little")
+
+    def section(i):
+        h = data[shoff + i * shentsize: shoff + (i + 1) * shentsize]
+        return (int.from_bytes(h[0:4], "little"), int.from_bytes(h[4:8], "little"),
+                int.from_bytes(h[0x18:0x20], "little"), int.from_bytes(h[0x20:0x28], "little"))
+    _, _, stroff, _ = section(shstrndx)
+    out = []
+    for i in range(shnum):
+        name_off, kind, off, size = section(i)
+        name = data[stroff + name_off: data.index(b"\0", stroff + name_off)]
+        if name.startswith(b".rodata") and kind != 8:       # 8: SHT_NOBITS
+            out.append(data[off:off + size])
+    return b"\0" + b"\0".join(out)
+
+
 def _strings(ko):
-    return set(Path(ko).read_bytes().split(b"\0"))
+    return set(_rodata(ko).split(b"\0"))
 
 
 def _undefined(ko):
@@ -73,13 +99,17 @@ def how(build_dir, kallsyms):
     return out
 
 
-def rows(build_dir, kallsyms, checks, lost=()):
-    """One lttng-coverage row per name: how, and the feature's runtime status."""
+def rows(build_dir, kallsyms, checks, lost=(), counts=None):
+    """One lttng-coverage row per name: how, and the feature's runtime status.
+    A feature written "@event" is shown by that event's count in the trace."""
     methods = how(build_dir, kallsyms)
     out = []
     for name, (feature, words) in NAMES.items():
         if feature is None:
             status = "not exercised by the session"
+        elif feature.startswith("@"):
+            n = (counts or {}).get(feature[1:], 0)
+            status = f"{n} {feature[1:]} events" if n else f"lost: no {feature[1:]} event"
         else:
             mine = [c for c in checks if c.key.startswith(FEATURE_ROWS[feature])]
             if feature in lost and all(c.agree for c in mine):

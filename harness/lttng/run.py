@@ -52,7 +52,7 @@ def run_lttng(variant, tree, vdir, opts, series=None, kallsyms=None, prio=True):
     (ldir / "guest.json").write_text(json.dumps(guest, indent=1) + "\n")
     facts["events"] = dict(sorted(summary["counts"].items()))
     rows = checks.compare(summary, guest, variant.lttng_lost, WHY)
-    rows += coverage.rows(out, kallsyms, rows, variant.lttng_lost)
+    rows += coverage.rows(out, kallsyms, rows, variant.lttng_lost, summary["counts"])
     facts["check_s"] = round(time.monotonic() - t0, 1)
     bad = sum(c.agree is False for c in rows)
     say("lttng", f"{variant.name}: {len(rows)} LTTng rows, {bad} disagree; "
