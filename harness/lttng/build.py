@@ -70,6 +70,7 @@ def build(tree, series_name, cache, kallsyms=True, patches_root=None):
             fcntl.flock(lock, fcntl.LOCK_EX)
         if (out / "done").exists():
             say("lttng", f"{tree.variant}: cached LTTng build {key} ({series_name})")
+            stage(out, tree)
             return out
         if out.exists():
             discard(out)
@@ -92,15 +93,9 @@ def build(tree, series_name, cache, kallsyms=True, patches_root=None):
             raise HarnessError("lttng", "make succeeded but built no .ko", log)
         (out / "ko").mkdir()
         release = kernel_release(tree)
-        extra = out / "stage" / "lib" / "modules" / release / "extra"
-        extra.mkdir(parents=True)
         for ko in kos:
             shutil.copy2(ko, out / "ko" / ko.name)
-            subprocess.run(["strip", "--strip-debug", "-o", str(extra / ko.name), str(ko)],
-                           check=True)
-        # depmod on the host writes modules.dep & co. into the staging dir only:
-        # nothing is loaded here.
-        run_logged("lttng", ["depmod", "-b", str(out / "stage"), release], log)
+        stage(out, tree)
         shutil.rmtree(work)         # 46 MB of objects; the .ko stay in ko/
         secs = round(time.monotonic() - t0, 1)
         (out / "facts").write_text(f"series={series_name}\nkallsyms={kallsyms}\n"
@@ -110,6 +105,41 @@ def build(tree, series_name, cache, kallsyms=True, patches_root=None):
         say("lttng", f"{tree.variant}: built {len(kos)} LTTng modules in {secs} s")
         fcntl.flock(lock, fcntl.LOCK_SH)
         return out
+
+
+STAGE_VERSION = "2"     # 2: the tree's modules.builtin & co. beside the modules
+
+
+def stage(out, tree):
+    """stage/lib/modules/<release>/: the stripped .ko under extra/, the tree's
+    modules.builtin, .builtin.modinfo and .order (libkmod refuses to load its
+    resources when modules.builtin.bin is empty), and depmod's indexes, made by
+    depmod -b on the host into this directory only: nothing is loaded here."""
+    marker = out / "stage" / f".staged-v{STAGE_VERSION}"
+    if marker.exists():
+        return out / "stage"
+    if (out / "stage").exists():
+        shutil.rmtree(out / "stage")
+    release = kernel_release(tree)
+    mods = out / "stage" / "lib" / "modules" / release
+    (mods / "extra").mkdir(parents=True)
+    for ko in sorted((out / "ko").glob("*.ko")):
+        subprocess.run(["strip", "--strip-debug", "-o", str(mods / "extra" / ko.name), str(ko)],
+                       check=True)
+    for name in ("modules.builtin", "modules.builtin.modinfo", "modules.order"):
+        src = Path(tree.src) / name
+        if src.exists():
+            shutil.copy2(src, mods / name)
+        else:
+            (mods / name).write_text("")
+    run_logged("lttng", ["depmod", "-b", str(out / "stage"), release], out / "stage.log")
+    empty = [p.name for p in mods.glob("modules.*.bin") if p.stat().st_size == 0
+             and p.name != "modules.devname"]
+    if empty:
+        raise HarnessError("lttng", f"depmod left empty indexes: {', '.join(empty)}",
+                           out / "stage.log")
+    marker.write_text(release + "\n")
+    return out / "stage"
 
 
 def publish(out, cache, variant):

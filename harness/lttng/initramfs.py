@@ -43,6 +43,10 @@ def spec(build_dir, userspace, scenario, params, programs, busybox=base.BUSYBOX)
     files["/init"] = INIT
     files["/etc/ksymlab/scenario"] = Path(scenario)
     files["/etc/ksymlab/params"] = Path(params)
+    # sessiond validates session files (and its autoload) against this schema
+    files["/usr/share/xml/lttng/session.xsd"] = Path(userspace) / "usr/share/xml/lttng/session.xsd"
+    # the tracing group lttng-sessiond gives its sockets to
+    files["/etc/group"] = Path(params).with_name("lttng-group")
     files.update(programs)
     for g, h in files.items():
         if not Path(h).is_file():
@@ -62,6 +66,7 @@ def build(tree, build_dir, userspace, scenario, workdir, cache, variant, series,
     """Write <workdir>/lttng-initramfs.cpio (cached by content) and return it."""
     workdir.mkdir(parents=True, exist_ok=True)
     params = workdir / "lttng-params"
+    params.with_name("lttng-group").write_text("root:x:0:\ntracing:x:0:\n")
     params.write_text(f"KSYMLAB_VARIANT={variant}\nKSYMLAB_LTTNG_SERIES={series}\n"
                       f"KSYMLAB_LTTNG_PRIO={int(prio)}\n")
     programs = {g: base.build_guest_program(src, cache) for src, g in PROGRAMS.items()}
