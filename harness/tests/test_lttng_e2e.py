@@ -92,3 +92,22 @@ def test_shipped_lttng_prio_context_is_one_classified_panic(tmp_path):
     assert "prio_record" in console
     assert console.count("Oops:") == 1
     assert "Kernel panic - not syncing" in console
+
+
+def test_make_run_includes_the_lttng_comparison(tmp_path):
+    """`run` wires the LTTng boot in for a variant with an [lttng] table: its rows,
+    its facts and the coverage table are in report.json, and the run passes."""
+    import os
+    import subprocess
+    import sys
+    from harness import paths
+    p = subprocess.run([sys.executable, "-m", "harness", "run", "--variants", "stock",
+                        "--runs-dir", str(tmp_path)], cwd=paths.REPO, capture_output=True,
+                       text=True, env=dict(os.environ), timeout=7200)
+    assert p.returncode == 0, p.stderr[-3000:]
+    rep = json.loads((tmp_path / "latest" / "report.json").read_text())
+    v = rep["variants"]["stock"]
+    rows = [c for c in v["values"] if c["kind"] == "lttng"]
+    assert rows and all(c["agree"] is True for c in rows)
+    assert v["lttng"]["trace_bytes"] > 0
+    assert {r["name"] for r in rep["lttng_coverage"]} >= {"task_prio", "global_wb_domain"}
