@@ -82,7 +82,8 @@ def test_a_wrong_expectation_fails(lttng_run):
 
 def test_shipped_lttng_prio_context_is_one_classified_panic(tmp_path):
     """LTTng as shipped (plus the build fix only) with the prio context: the
-    first sched_switch calls a NULL pointer; with oops=panic the run stops
+    first event recorded with it calls a NULL pointer (measured: a
+    kmem_mm_page_alloc, RIP 0x0 from prio_record+0x1d); with oops=panic the run stops
     at once with a classified fault, not a hang or thousands of oopses."""
     opts, v, tree = _variant_and_tree("stock")
     with pytest.raises(HarnessError) as e:
