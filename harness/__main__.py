@@ -83,6 +83,8 @@ def main(argv=None):
     r.add_argument("--module-src", metavar="DIR",
                    help="build the probe module from DIR instead of probe-module/ "
                    "(a scratch copy, e.g. a mutant)")
+    r.add_argument("--no-lttng", action="store_true",
+                   help="skip the LTTng boot of variants whose file has an [lttng] table")
     b = sub.add_parser("build", help="only prepare (extract, patch, configure, build) the kernels")
     _variant_args(b)
     k = sub.add_parser("key", help="print the cache key of each variant")
@@ -116,7 +118,8 @@ def main(argv=None):
                 hang_timeout=args.hang_timeout, insmod_args=args.insmod_args,
                 stress=args.stress, kaslr=args.kaslr, jobs=args.jobs,
                 keep_vmcore=args.keep_vmcore,
-                variant_files=args.variant_file, module_src=args.module_src)
+                variant_files=args.variant_file, module_src=args.module_src,
+                lttng=not args.no_lttng)
             # every tree, module and initramfs the run builds or finds is held (shared
             # lock) until it ends: no eviction, here or in another process, removes them
             with cache.session():

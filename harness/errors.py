@@ -12,6 +12,7 @@ EXIT = {
     "module": 20,
     "initramfs": 21,
     "symcheck": 22,      # symcheck (shared by every variant) could not be built
+    "lttng": 23,         # LTTng could not be fetched, built or packed for the guest
     "boot": 30,          # QEMU could not start or exited unexpectedly
     "panic": 31,
     "oops": 32,

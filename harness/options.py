@@ -26,6 +26,7 @@ class RunOptions:
     variant_files: tuple = ()       # the user's own variant files
     keep_vmcore: bool = False       # keep the vmcore drgn read (else removed once read)
     module_src: Optional[Path] = None   # probe-module sources to build (default: probe-module/)
+    lttng: bool = True              # the LTTng boot of variants with an [lttng] table
 
     @classmethod
     def from_env(cls, **given):

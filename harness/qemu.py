@@ -71,7 +71,8 @@ class QemuSession:
             s.close()
 
     def __init__(self, tree, initrd, workdir, kvm=False, append="", memory="512M",
-                 boot_timeout=600, hang_timeout=180, icount=False, kaslr=False):
+                 boot_timeout=600, hang_timeout=180, icount=False, kaslr=False,
+                 extra_args=()):
         self.tree = tree
         self.initrd = initrd
         self.workdir = Path(workdir)
@@ -89,6 +90,8 @@ class QemuSession:
         self.icount = icount
         # KASLR on: the harness computes the slide from the guest's _text.
         self.kaslr = kaslr
+        # More QEMU arguments (the LTTng boot's third serial port).
+        self.extra_args = tuple(extra_args)
 
     @property
     def gdb_socket(self):
@@ -117,7 +120,7 @@ class QemuSession:
         ] + VMCOREINFO_ARGS + [
             "-chardev", f"socket,id=qmp0,path={self.qmp_socket},server=on,wait=off",
             "-mon", "chardev=qmp0,mode=control",
-        ] + (["-icount", "shift=0,sleep=off"] if self.icount else [])
+        ] + (["-icount", "shift=0,sleep=off"] if self.icount else []) + list(self.extra_args)
 
     def __enter__(self):
         self.start()

@@ -4,6 +4,7 @@ import json
 
 from . import crossvariant, mdtables, pbstates, reporthtml, reportrows, seeds
 from . import oracles
+from .lttng import report as lttngreport
 
 
 def overall_verdict(variants, seed_rows=(), across=()):
@@ -29,6 +30,7 @@ def assemble(meta, results, order):
     rep["across"] = crossvariant.compare(results)
     rep["matrix"] = matrix(results, order)
     rep["oracles"] = oracles.table()
+    rep["lttng_coverage"] = lttngreport.coverage(rep["variants"])
     rep["verdict"] = overall_verdict(rep["variants"], rep["seeds"], rep["across"])
     return rep
 
@@ -308,6 +310,7 @@ def markdown(report):
     _seeds(report, out)
     _across(report, out)
     _migratetypes(report, out)
+    lttngreport.markdown(report, out, _table)
     _by_kind(report, out)
     out += oracles.markdown(report)
     _timings(report, out)

@@ -21,6 +21,7 @@ from . import addr2line, compare, gdb, guestdata, initramfs, kaslr, kernel, modu
     report, seedclaims, symcheck
 from . import drgn_oracle, oracles, vmcore
 from .checks import StepError, VariantResult
+from .lttng import run as lttngrun
 from .errors import HarnessError
 from .progress import say
 from .qemu import QemuSession
@@ -170,11 +171,17 @@ def run_variant(variant, tree, vdir, opts, steps):
                                                             names, drgn_truth), variant.degraded)
     found = oracles.require_independent(found)
     steps.lap("compare")
+    lttng_rows = ()
+    if variant.lttng_series and opts.lttng:
+        # issue 13: a boot of its own with Debian's LTTng (harness/lttng/)
+        lttng_rows, facts["lttng"] = lttngrun.rows_or_failure(variant, tree, vdir, opts)
+        steps.lap("lttng")
     facts["resolve_ns"] = found.resolve_ns
     facts["bench"] = data["bench"]
     result = _base_result(
         variant, tree, symbols=found.symbols,
-        values=found.values + tuple(compare.compare_symcheck(findings, variant.module_mode)),
+        values=found.values + tuple(compare.compare_symcheck(findings, variant.module_mode))
+        + tuple(lttng_rows),
         samplers=found.samplers, notes=found.notes, guest_errors=found.guest_errors,
         timings=dict(steps.seconds), facts=facts)
     c = result.counts

@@ -46,6 +46,10 @@ class Variant:
     seeds: tuple = ()                     # seed patches the series carries ("5/9", ...)
     order: int = 100                      # where it stands in reports and default runs
     source: str = ""                      # the file it was read from
+    # LTTng (issue 13): patches/lttng/<lttng_series>.series; "" = no LTTng boot
+    lttng_series: str = ""
+    lttng_kallsyms: bool = True           # False: built with CONFIG_LTTNG_KALLSYMS=n
+    lttng_lost: tuple = ()                # LTTng features expected to be lost here
 
     @property
     def series_dir(self):
@@ -84,7 +88,9 @@ SCHEMA = {
                "fragments": (list, True)}, True),
     "expect": ({"bpf_max_arg": (int, True), "domain_arg": (bool, True),
                 "degraded": (list, False), "seeds": (list, False)}, True),
+    "lttng": ({"patches": (str, True), "kallsyms": (bool, False), "lost": (list, False)}, False),
 }
+LTTNG_FEATURES = ("prio", "callstack_user", "statedump_block", "writeback", "kmem")
 
 
 class _File:
@@ -176,7 +182,19 @@ def parse(path, patches_root=None):
         series_path=series_path, kernel_line=kern["line"], package=kern["package"],
         tarball=Path(kern["tarball"]), role=data.get("role", ""),
         default=data.get("default", False), degraded=tuple(expect.get("degraded", ())),
-        seeds=tuple(expect.get("seeds", ())), order=data.get("order", 100), source=str(f.path))
+        seeds=tuple(expect.get("seeds", ())), order=data.get("order", 100), source=str(f.path),
+        **_lttng(f, data.get("lttng")))
+
+
+def _lttng(f, table):
+    """The Variant fields of an optional [lttng] table."""
+    if table is None:
+        return {}
+    bad = [x for x in table.get("lost", []) if x not in LTTNG_FEATURES]
+    if bad:
+        raise f.error(f"lost {bad!r}: not among {', '.join(LTTNG_FEATURES)}", "lttng", "lost")
+    return {"lttng_series": table["patches"], "lttng_kallsyms": table.get("kallsyms", True),
+            "lttng_lost": tuple(table.get("lost", ()))}
 
 
 def user_dir():

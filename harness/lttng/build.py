@@ -1,0 +1,156 @@
+"""Build lttng-modules out of tree against one variant's tree, cached by content:
+tree key + lttng source digest + the patches/lttng series applied + build switches."""
+
+import fcntl
+import hashlib
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+from .. import paths
+from ..errors import HarnessError
+from ..proc import discard, run_logged
+from ..progress import say
+from . import fetch
+
+LTTNG_PATCHES = paths.REPO / "patches" / "lttng"
+
+
+def series(name, root=None):
+    """The patch files of patches/lttng/<name>.series, in order."""
+    root = Path(root or LTTNG_PATCHES)
+    f = root / f"{name}.series"
+    if not f.is_file():
+        raise HarnessError("lttng", f"{f}: no such LTTng series")
+    out = []
+    for raw in f.read_text().splitlines():
+        line = raw.split("#", 1)[0].strip()
+        if line:
+            p = root / line
+            if not p.is_file():
+                raise HarnessError("lttng", f"{f}: {line}: patch not found")
+            out.append(p)
+    return out
+
+
+def build_key(tree, src_digest, patches, kallsyms):
+    h = hashlib.sha256(f"{tree.key}\0{src_digest}\0kallsyms={kallsyms}\0".encode())
+    for p in patches:
+        h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
+    return h.hexdigest()[:20]
+
+
+def kernel_release(tree):
+    f = Path(tree.src) / "include" / "config" / "kernel.release"
+    if not f.is_file():
+        raise HarnessError("lttng", f"{f} missing: is the tree built?")
+    return f.read_text().strip()
+
+
+def _beat(log):
+    n = sum(1 for line in open(log, errors="replace") if line.strip().startswith("CC [M]"))
+    say("lttng", f"build: {n} objects so far")
+
+
+def build(tree, series_name, cache, kallsyms=True, patches_root=None):
+    """Return the build directory: ko/ (with debug info), stage/ (stripped .ko under
+    lib/modules/<release>/extra and depmod's files), build.log."""
+    src = fetch.modules_source(cache)
+    digest_file = src.parent / f"{src.name}.digest"
+    if not digest_file.exists():
+        digest_file.write_text(fetch.digest_tree(src) + "\n")
+    patches = series(series_name, patches_root)
+    key = build_key(tree, digest_file.read_text().strip(), patches, kallsyms)
+    out = Path(cache) / "lttng" / "modules" / key
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out.parent / f"{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_SH)
+        if not (out / "done").exists():
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        if (out / "done").exists():
+            say("lttng", f"{tree.variant}: cached LTTng build {key} ({series_name})")
+            stage(out, tree)
+            return out
+        if out.exists():
+            discard(out)
+        out.mkdir()
+        log = out / "build.log"
+        work = out / "src"
+        shutil.copytree(src, work, symlinks=True)
+        for p in patches:
+            run_logged("lttng", ["patch", "-p1", "--forward", "--batch", "-i", str(p)], log,
+                       cwd=work)
+        argv = ["make", "-j2", f"KERNELDIR={tree.src}"]
+        if not kallsyms:
+            argv.append("CONFIG_LTTNG_KALLSYMS=n")
+        say("lttng", f"{tree.variant}: building LTTng {fetch.MODULES_VERSION} "
+                     f"(series {series_name}, kallsyms={'on' if kallsyms else 'off'}) in {work}")
+        t0 = time.monotonic()
+        run_logged("lttng", argv, log, cwd=work, beat=_beat, beat_every=30)
+        kos = sorted(work.rglob("*.ko"))
+        if not kos:
+            raise HarnessError("lttng", "make succeeded but built no .ko", log)
+        (out / "ko").mkdir()
+        release = kernel_release(tree)
+        for ko in kos:
+            shutil.copy2(ko, out / "ko" / ko.name)
+        stage(out, tree)
+        shutil.rmtree(work)         # 46 MB of objects; the .ko stay in ko/
+        secs = round(time.monotonic() - t0, 1)
+        (out / "facts").write_text(f"series={series_name}\nkallsyms={kallsyms}\n"
+                                   f"tree={tree.key}\nrelease={release}\nkos={len(kos)}\n"
+                                   f"build_seconds={secs}\n")
+        (out / "done").write_text(key + "\n")
+        say("lttng", f"{tree.variant}: built {len(kos)} LTTng modules in {secs} s")
+        fcntl.flock(lock, fcntl.LOCK_SH)
+        return out
+
+
+STAGE_VERSION = "2"     # 2: the tree's modules.builtin & co. beside the modules
+
+
+def stage(out, tree):
+    """stage/lib/modules/<release>/: the stripped .ko under extra/, the tree's
+    modules.builtin, .builtin.modinfo and .order (libkmod refuses to load its
+    resources when modules.builtin.bin is empty), and depmod's indexes, made by
+    depmod -b on the host into this directory only: nothing is loaded here."""
+    marker = out / "stage" / f".staged-v{STAGE_VERSION}"
+    if marker.exists():
+        return out / "stage"
+    if (out / "stage").exists():
+        shutil.rmtree(out / "stage")
+    release = kernel_release(tree)
+    mods = out / "stage" / "lib" / "modules" / release
+    (mods / "extra").mkdir(parents=True)
+    for ko in sorted((out / "ko").glob("*.ko")):
+        subprocess.run(["strip", "--strip-debug", "-o", str(mods / "extra" / ko.name), str(ko)],
+                       check=True)
+    for name in ("modules.builtin", "modules.builtin.modinfo", "modules.order"):
+        src = Path(tree.src) / name
+        if src.exists():
+            shutil.copy2(src, mods / name)
+        else:
+            (mods / name).write_text("")
+    run_logged("lttng", ["depmod", "-b", str(out / "stage"), release], out / "stage.log")
+    empty = [p.name for p in mods.glob("modules.*.bin") if p.stat().st_size == 0
+             and p.name != "modules.devname"]
+    if empty:
+        raise HarnessError("lttng", f"depmod left empty indexes: {', '.join(empty)}",
+                           out / "stage.log")
+    marker.write_text(release + "\n")
+    return out / "stage"
+
+
+def publish(out, cache, variant):
+    """A stable path per variant for other tools (symcheck audit): a symlink
+    <cache>/lttng/by-variant/<variant> -> the build directory."""
+    d = Path(cache) / "lttng" / "by-variant"
+    d.mkdir(parents=True, exist_ok=True)
+    link = d / variant
+    tmp = d / f".{variant}.tmp"
+    if tmp.is_symlink() or tmp.exists():
+        tmp.unlink()
+    tmp.symlink_to(out)
+    tmp.replace(link)
+    return link

@@ -1,0 +1,201 @@
+"""Check rows of kind lttng:* from the trace summary (trace.py) and the guest's
+own oracle lines (guestlines.py), against the variant's LTTng expectation.
+
+Features LTTng 2.13.9 resolves through its kallsyms wrapper, each checked
+against oracles that do not go through LTTng:
+  prio             task_prio             scenario expected_prio + sched_switch prev_prio
+  callstack_user   stack_trace_save_user the program's own return addresses
+  statedump_block  block_class, disk_type sysfs /sys/class/block + /proc/partitions
+  writeback        global_wb_domain      the kernel's own ftrace events, same calls
+  kmem             get_pfnblock_flags_mask  the kmem probe loads; migratetype = gfp bits
+A feature listed in the variant's `lttng.lost` must be absent: present and
+right, the expectation is wrong (fails); absent and not listed, LTTng lost it
+(fails).
+"""
+
+from ..checks import Check
+from ..compare import expected_prio
+
+FEATURES = ("prio", "callstack_user", "statedump_block", "writeback", "kmem")
+# Event kinds the session must record (each with a count row).
+EXPECTED_EVENTS = {
+    "sched_switch": None, "lttng_statedump_process_state": None,
+    "lttng_statedump_block_device": "statedump_block",
+    "writeback_global_dirty_state": "writeback",
+    "writeback_balance_dirty_pages": "writeback",
+    "kmem_mm_page_alloc": "kmem", "syscall_entry_getppid": None,
+}
+# include/linux/gfp.h (6.1): GFP_MOVABLE_MASK = __GFP_RECLAIMABLE|__GFP_MOVABLE, shift 3
+GFP_MOVABLE_MASK = 0x18
+GFP_MOVABLE_SHIFT = 3
+# ftrace's names for the fields LTTng records (include/trace/events/writeback.h TP_printk)
+FTRACE_FIELDS = {
+    "writeback_global_dirty_state": ("global_dirty_state",
+                                     {"dirty_limit": "limit", "background_thresh": "bg_thresh",
+                                      "dirty_thresh": "thresh"}),
+    "writeback_balance_dirty_pages": ("balance_dirty_pages",
+                                      {"limit": "limit", "setpoint": "setpoint",
+                                       "dirty": "dirty"}),
+}
+
+
+def _lost_row(kind_key, feature, present, right, lost, why, sources, info=None):
+    """The verdict of one feature row under the expectation."""
+    kind, key = kind_key
+    if feature in lost:
+        if present:
+            return Check(kind, key, sources, False, info or {},
+                         f"expected lost on this variant ({why}), but LTTng recorded it")
+        return Check(kind, key, sources, True, info or {}, f"lost on this variant: {why}")
+    return Check(kind, key, sources, bool(present and right), info or {},
+                 None if present else f"LTTng recorded no {feature}: {why}")
+
+
+def prio_rows(summary, guest, lost, why):
+    switches = summary["sched_switch"]
+    present = any(s["prio"] is not None for s in switches)
+    rows = []
+    for task in guest.get("task", []):
+        pid = task["pid"]
+        expect = expected_prio(task)
+        mine = [s for s in switches if s["prev_tid"] == pid]
+        ctx = sorted({s["prio"] for s in mine if s["prio"] is not None})
+        field = sorted({s["prev_prio"] for s in mine})
+        key = f"prio/{task['policy']}{task['value']}"
+        sources = {"scenario": expect,
+                   "lttng prio context": ctx[0] if len(ctx) == 1 else (ctx or None),
+                   "sched_switch prev_prio": field[0] if len(field) == 1 else (field or None)}
+        right = bool(mine) and ctx == [expect] and field == [expect]
+        info = {"pid": pid, "switches": len(mine)}
+        if not mine:
+            rows.append(Check("lttng", key, sources, False, info,
+                              "no sched_switch of this task in the trace"))
+            continue
+        rows.append(_lost_row(("lttng", key), "prio", bool(ctx), right, lost, why, sources,
+                              info))
+    if not guest.get("task"):
+        rows.append(Check("lttng", "prio/tasks", {"guest": None}, False, {},
+                          "the guest listed no scenario task"))
+    rows.append(_lost_row(("lttng", "feature/prio"), "prio", present, present, lost, why,
+                          {"lttng": "context recorded" if present else None}))
+    return rows
+
+
+def ustack_rows(summary, guest, lost, why):
+    expect = sorted(guest.get("ustack-expect", []), key=lambda e: e["depth"])
+    rows = []
+    if not expect:
+        return [Check("lttng", "ustack/program", {"program": None}, False, {},
+                      "the ustack program printed no return addresses")]
+    pid = expect[0]["pid"]
+    events = [e for e in summary["getppid"] if e["tid"] == pid]
+    stacks = [e["stack"] for e in events if e["stack"]]
+    present = bool(stacks)
+    stack = stacks[0] if stacks else []
+    for e in expect:
+        # stack[0] is the user ip at the syscall; stack[d] the return address of depth d
+        got = stack[e["depth"]] if len(stack) > e["depth"] else None
+        sources = {"program": f"{e['ret']:#x}",
+                   "lttng callstack_user": f"{got:#x}" if got is not None else None}
+        rows.append(_lost_row(("lttng", f"ustack/depth{e['depth']}"), "callstack_user",
+                              present, got == e["ret"], lost, why, sources,
+                              {"pid": pid, "frames": len(stack), "events": len(events)}))
+    return rows
+
+
+def block_rows(summary, guest, lost, why):
+    traced = {b["name"]: b["dev"] for b in summary["block"]}
+    sysfs = {b["name"]: b["dev"] for b in guest.get("sysblock", [])}
+    parts = {p["name"]: f"{p['major']}:{p['minor']}" for p in guest.get("partitions", [])}
+    present = bool(traced)
+    rows = []
+    if not sysfs:
+        rows.append(Check("lttng", "blockdev/sysfs", {"sysfs": None}, False, {},
+                          "the guest listed no block device"))
+    for name in sorted(set(sysfs) | set(traced) | set(parts)):
+        sources = {"lttng statedump": traced.get(name), "sysfs": sysfs.get(name),
+                   "/proc/partitions": parts.get(name)}
+        right = traced.get(name) == sysfs.get(name) == parts.get(name) is not None
+        rows.append(_lost_row(("lttng", f"blockdev/{name}"), "statedump_block", present,
+                              right, lost, why, sources))
+    return rows
+
+
+def _contiguous(needle, hay):
+    """Offset at which the list `needle` sits inside `hay`, or None."""
+    n = len(needle)
+    for k in range(len(hay) - n + 1):
+        if hay[k:k + n] == needle:
+            return k
+    return None
+
+
+def writeback_rows(summary, guest, lost, why):
+    rows = []
+    ftrace = guest.get("ftrace", [])
+    for event, (fevent, names) in FTRACE_FIELDS.items():
+        ours = summary["writeback"][event]
+        theirs = [{mine: f.get(ft) for mine, ft in names.items()}
+                  for f in ftrace if f.get("event") == fevent]
+        key = f"writeback/{event.split('writeback_', 1)[1]}"
+        at = _contiguous(ours, theirs) if ours else None
+        limits = sorted({o[next(iter(names))] for o in ours})
+        sources = {"lttng": {"events": len(ours), "limits": limits[:6]},
+                   "ftrace": {"events": len(theirs),
+                              "limits": sorted({t[next(iter(names))] for t in theirs})[:6]}}
+        info = {"aligned_at": at, "fields": list(names)}
+        if not ftrace:
+            rows.append(Check("lttng", key, sources, False, info,
+                              "no ftrace oracle lines from the guest"))
+            continue
+        # A dirty limit of 0 is what LTTng records when global_wb_domain is not found.
+        present = bool(ours) and any(limits)
+        rows.append(_lost_row(("lttng", key), "writeback", present, at is not None, lost, why,
+                              sources, info))
+    return rows
+
+
+def kmem_rows(summary, guest, lost, why):
+    loaded = any(m.get("name") == "lttng_probe_kmem" for m in guest.get("module", []))
+    allocs = summary["page_alloc"]
+    bad = [a for a in allocs
+           if a["migratetype"] != (a["gfp_flags"] & GFP_MOVABLE_MASK) >> GFP_MOVABLE_SHIFT]
+    sources = {"lttng": {"events": len(allocs), "wrong": len(bad)},
+               "gfp_migratetype(gfp_flags)": {"events": len(allocs) - len(bad)}}
+    return [
+        _lost_row(("lttng", "kmem/probe-loaded"), "kmem", loaded, loaded, lost, why,
+                  {"guest lsmod": loaded}),
+        _lost_row(("lttng", "kmem/migratetype"), "kmem", bool(allocs), not bad and bool(allocs),
+                  lost, why, sources, {"first_wrong": bad[:3]}),
+    ]
+
+
+def count_rows(summary, lost):
+    rows = []
+    for event, feature in EXPECTED_EVENTS.items():
+        n = summary["counts"].get(event, 0)
+        if feature in lost:
+            agree, reason = (n == 0), f"{feature} lost on this variant"
+        else:
+            agree, reason = (n > 0), None if n else "no event of this kind"
+        rows.append(Check("lttng", f"count/{event}", {"lttng": n}, agree, {}, reason))
+    rows.append(Check("lttng", "count/discarded", {"lttng": summary.get("discarded", 0)},
+                      summary.get("discarded", 0) == 0, {},
+                      None if not summary.get("discarded") else "events lost in the buffers"))
+    return rows
+
+
+def compare(summary, guest, lost=(), why=None):
+    """Every lttng:* Check row of one variant."""
+    why = why or {}
+    lost = tuple(lost)
+    w = {f: why.get(f, "the variant's expectation lists it") for f in FEATURES}
+    errors = [Check("lttng", f"guest/{i}", {"guest": " ".join(e.get("text", []))}, False, {},
+                    "the LTTng guest reported an error")
+              for i, e in enumerate(guest.get("error", []))]
+    return tuple(errors + prio_rows(summary, guest, lost, w["prio"])
+                 + ustack_rows(summary, guest, lost, w["callstack_user"])
+                 + block_rows(summary, guest, lost, w["statedump_block"])
+                 + writeback_rows(summary, guest, lost, w["writeback"])
+                 + kmem_rows(summary, guest, lost, w["kmem"])
+                 + count_rows(summary, lost))

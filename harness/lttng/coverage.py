@@ -1,0 +1,125 @@
+"""The coverage table: every name LTTng 2.13.9 resolves through its kallsyms wrapper
+x variant -> how this build got it and what the run shows of the feature.
+
+"How" comes from the built modules themselves: a name the .ko import (undefined
+symbol, resolved by modpost against the kernel's exports) is an export; a name
+left as a string in a .ko is looked up at run time (by the kprobe trick on
+kallsyms_lookup_name on >= 5.7, or nothing when built with
+CONFIG_LTTNG_KALLSYMS=n); global_wb_domain is a tracepoint argument when the
+writeback probe names it nowhere. "Feature" comes from this run's lttng:* rows."""
+
+import subprocess
+from pathlib import Path
+
+from ..checks import Check
+
+# name -> (the feature whose rows prove it, the LTTng feature in words)
+NAMES = {
+    "task_prio": ("prio", "prio context"),
+    "stack_trace_save_user": ("callstack_user", "callstack-user context"),
+    "get_pfnblock_flags_mask": ("kmem", "kmem probe (pageblock migratetype)"),
+    "global_wb_domain": ("writeback", "writeback dirty_limit/setpoint"),
+    "block_class": ("statedump_block", "statedump of block devices"),
+    "disk_type": ("statedump_block", "statedump of block devices"),
+    "irq_to_desc": ("@lttng_statedump_interrupt", "statedump of interrupts"),
+    "splice_to_pipe": (None, "splice of ring buffer to pipe"),
+    "__vmalloc_node_range": (None, "NUMA-aware buffer allocation"),
+    "tracepoint_module_notify": (None, "module tracepoints on < 3.15 with signing"),
+    "uprobe_register": (None, "userspace probes"),
+    "uprobe_unregister": (None, "userspace probes"),
+    "kvm_x86_ops": (None, "kvm probe fields"),
+    "vmalloc_sync_mappings": (None, "vmalloc sync (< 5.8)"),
+    "vmalloc_sync_all": (None, "vmalloc sync (< 5.8)"),
+    "global_dirty_limit": (None, "writeback (< 4.2)"),
+    "get_pageblock_flags_mask": (None, "kmem (Ubuntu 3.13)"),
+}
+# A feature row's key prefix in checks.py.
+FEATURE_ROWS = {"prio": "prio/", "callstack_user": "ustack/", "kmem": "kmem/",
+                "writeback": "writeback/", "statedump_block": "blockdev/"}
+
+
+def _rodata(ko):
+    """The bytes of the .rodata* sections of an ELF64 little-endian object (where a
+    name handed to the kallsyms wrapper lives; debug info and the symbol table,
+    which name imports too, are left out)."""
+    data = Path(ko).read_bytes()
+    if data[:4] != b"\x7fELF" or data[4] != 2:
+        return b""
+    shoff = int.from_bytes(data[0x28:0x30], "little")
+    shentsize = int.from_bytes(data[0x3a:0x3c], "little")
+    shnum = int.from_bytes(data[0x3c:0x3e], "little")
+    shstrndx = int.from_bytes(data[0x3e:0x40], "little")
+
+    def section(i):
+        h = data[shoff + i * shentsize: shoff + (i + 1) * shentsize]
+        return (int.from_bytes(h[0:4], "little"), int.from_bytes(h[4:8], "little"),
+                int.from_bytes(h[0x18:0x20], "little"), int.from_bytes(h[0x20:0x28], "little"))
+    _, _, stroff, _ = section(shstrndx)
+    out = []
+    for i in range(shnum):
+        name_off, kind, off, size = section(i)
+        name = data[stroff + name_off: data.index(b"\0", stroff + name_off)]
+        if name.startswith(b".rodata") and kind != 8:       # 8: SHT_NOBITS
+            out.append(data[off:off + size])
+    return b"\0" + b"\0".join(out)
+
+
+def _strings(ko):
+    return set(_rodata(ko).split(b"\0"))
+
+
+def _undefined(ko):
+    p = subprocess.run(["nm", "-u", str(ko)], capture_output=True, text=True)
+    return {line.split()[-1] for line in p.stdout.splitlines() if line.strip()}
+
+
+def how(build_dir, kallsyms):
+    """name -> how this build of LTTng gets it (from its .ko files)."""
+    kos = sorted(Path(build_dir, "ko").glob("*.ko"))
+    imported, named = set(), set()
+    for ko in kos:
+        imported |= _undefined(ko)
+        strings = _strings(ko)
+        named |= {n for n in NAMES if n.encode() in strings}
+    out = {}
+    for name in NAMES:
+        if name in imported:
+            out[name] = "export"
+        elif name == "block_class" and "gendisk_block_class" in imported:
+            out[name] = "export (gendisk_block_class())"
+        elif name == "disk_type" and "gendisk_device_type" in imported:
+            out[name] = "export (gendisk_device_type())"
+        elif name == "global_wb_domain" and name not in named:
+            out[name] = "tracepoint argument"
+        elif name in named:
+            out[name] = "kprobe trick (kallsyms_lookup_name)" if kallsyms else \
+                "not available (wrapper built without lookups)"
+        else:
+            out[name] = "not used on this kernel (version-gated)"
+    return out
+
+
+def rows(build_dir, kallsyms, checks, lost=(), counts=None):
+    """One lttng-coverage row per name: how, and the feature's runtime status.
+    A feature written "@event" is shown by that event's count in the trace."""
+    methods = how(build_dir, kallsyms)
+    out = []
+    for name, (feature, words) in NAMES.items():
+        if feature is None:
+            status = "not exercised by the session"
+        elif feature.startswith("@"):
+            n = (counts or {}).get(feature[1:], 0)
+            status = f"{n} {feature[1:]} events" if n else f"lost: no {feature[1:]} event"
+        else:
+            mine = [c for c in checks if c.key.startswith(FEATURE_ROWS[feature])]
+            if feature in lost and all(c.agree for c in mine):
+                status = "lost (as expected)"
+            elif mine and all(c.agree for c in mine):
+                status = "works (values agree with the oracles)"
+            elif not mine:
+                status = "no evidence"
+            else:
+                status = "wrong or missing (see the lttng rows)"
+        out.append(Check("lttng-coverage", name, {"how": methods[name], "feature": status},
+                         None, {"feature": words}))
+    return tuple(out)

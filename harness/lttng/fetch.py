@@ -1,0 +1,90 @@
+"""Debian's LTTng packages, downloaded with `apt-get download` and unpacked with
+`dpkg -x` into the cache: never installed on the host."""
+
+import fcntl
+import hashlib
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from ..errors import HarnessError
+from ..proc import run_logged
+from ..progress import say
+
+MODULES_PACKAGE = "lttng-modules-dkms"
+MODULES_VERSION = "2.13.9"
+# lttng-tools and the closure of the shared libraries its three programs link
+# (readelf NEEDED, resolved inside the unpacked tree: see guestroot.py).
+USERSPACE_PACKAGES = (
+    "lttng-tools", "liblttng-ctl0", "liburcu8", "libxml2", "libpopt0", "libkmod2",
+    "liblttng-ust-ctl5", "liblttng-ust-common1", "libnuma1", "libicu72", "liblzma5",
+    "zlib1g", "libzstd1", "libssl3", "libc6", "libgcc-s1", "libstdc++6",
+)
+
+
+def _key(packages):
+    return hashlib.sha256("\n".join(packages).encode()).hexdigest()[:16]
+
+
+def _unpacked(cache, what, packages):
+    """Download `packages` and unpack them all into one root; cached by the list."""
+    key = _key(packages)
+    out = Path(cache) / "lttng" / "debs" / f"{what}-{key}"
+    done = out / "done"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out.parent / f"{what}-{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if done.exists():
+            return out / "root"
+        if out.exists():
+            shutil.rmtree(out)
+        (out / "debs").mkdir(parents=True)
+        say("lttng", f"apt-get download {' '.join(packages)}")
+        run_logged("lttng", ["apt-get", "download", *packages], out / "download.log",
+                   cwd=out / "debs")
+        debs = sorted((out / "debs").glob("*.deb"))
+        if len(debs) != len(packages):
+            raise HarnessError("lttng", f"apt-get download gave {len(debs)} packages for "
+                               f"{len(packages)} names", out / "download.log")
+        (out / "root").mkdir()
+        for deb in debs:
+            p = subprocess.run(["dpkg", "-x", str(deb), str(out / "root")],
+                               capture_output=True, text=True)
+            if p.returncode != 0:
+                raise HarnessError("lttng", f"dpkg -x {deb.name}: {p.stderr.strip()[:200]}")
+        (out / "packages").write_text("\n".join(d.name for d in debs) + "\n")
+        done.write_text(key + "\n")
+        say("lttng", f"unpacked {len(debs)} packages into {out / 'root'}")
+        return out / "root"
+
+
+def modules_source(cache):
+    """The unpacked lttng-modules source directory."""
+    root = _unpacked(cache, "modules", (MODULES_PACKAGE,))
+    src = root / "usr" / "src" / f"lttng-modules-{MODULES_VERSION}"
+    if not (src / "Makefile").is_file():
+        raise HarnessError("lttng", f"{src}: no lttng-modules {MODULES_VERSION} source "
+                           f"in {MODULES_PACKAGE} (another version in the archive?)")
+    return src
+
+
+def userspace_root(cache):
+    """The unpacked root of lttng-tools and the libraries it links."""
+    return _unpacked(cache, "userspace", USERSPACE_PACKAGES)
+
+
+def digest_tree(root):
+    """Content digest of every file under `root` (path and bytes)."""
+    h = hashlib.sha256()
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        for name in sorted(filenames):
+            p = Path(dirpath) / name
+            h.update(str(p.relative_to(root)).encode() + b"\0")
+            if p.is_symlink():
+                h.update(b"->" + os.readlink(p).encode())
+            else:
+                h.update(p.read_bytes())
+            h.update(b"\0")
+    return h.hexdigest()

@@ -1,0 +1,75 @@
+"""One variant's LTTng comparison: build, pack, boot, read the trace, check it.
+
+run_lttng() raises HarnessError for a failed step (a guest panic among them);
+rows_or_failure() turns that into one failed lttng:boot row so the probe-module
+results of the same variant stay in the report."""
+
+import json
+import shutil
+import time
+from pathlib import Path
+
+from ..checks import Check
+from ..errors import HarnessError
+from ..progress import say
+from . import build as lbuild
+from . import checks, coverage, fetch, guestlines, initramfs, session, trace
+
+WHY = {
+    "prio": "task_prio is unexported and LTTng finds it only by name",
+    "callstack_user": "stack_trace_save_user is unexported and LTTng finds it only by name",
+    "statedump_block": "block_class and disk_type are unexported",
+    "writeback": "global_wb_domain is unexported and not a tracepoint argument",
+    "kmem": "get_pfnblock_flags_mask is unexported; the kmem probe refuses to load",
+}
+
+
+def run_lttng(variant, tree, vdir, opts, series=None, kallsyms=None, prio=True):
+    """Return (rows, facts) of the LTTng boot of `variant` on `tree`."""
+    series = series or variant.lttng_series
+    kallsyms = variant.lttng_kallsyms if kallsyms is None else kallsyms
+    ldir = Path(vdir) / "lttng"
+    ldir.mkdir(parents=True, exist_ok=True)
+    facts = {"series": series, "kallsyms": kallsyms}
+    t0 = time.monotonic()
+    out = lbuild.build(tree, series, opts.cache, kallsyms=kallsyms)
+    facts["build_dir"] = str(out)
+    facts["published"] = str(lbuild.publish(out, opts.cache, f"{variant.name}-{series}"))
+    shutil.copy2(out / "build.log", ldir / "build.log")
+    facts["build_s"] = round(time.monotonic() - t0, 1)
+    t0 = time.monotonic()
+    userspace = fetch.userspace_root(opts.cache)
+    initrd = initramfs.build(tree, out, userspace, opts.scenario, ldir, opts.cache,
+                             variant.name, series, prio=prio)
+    facts["initramfs_bytes"] = initrd.stat().st_size
+    facts["initramfs_s"] = round(time.monotonic() - t0, 1)
+    data, port, facts["guest_s"] = session.boot(tree, initrd, ldir, opts)
+    t0 = time.monotonic()
+    guest = guestlines.parse(data)
+    facts["trace_bytes"] = session.decode_trace(port, ldir / "trace")
+    summary = trace.summarize(ldir / "trace")
+    (ldir / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    (ldir / "guest.json").write_text(json.dumps(guest, indent=1) + "\n")
+    facts["events"] = dict(sorted(summary["counts"].items()))
+    rows = checks.compare(summary, guest, variant.lttng_lost, WHY)
+    rows += coverage.rows(out, kallsyms, rows, variant.lttng_lost, summary["counts"])
+    facts["check_s"] = round(time.monotonic() - t0, 1)
+    bad = sum(c.agree is False for c in rows)
+    say("lttng", f"{variant.name}: {len(rows)} LTTng rows, {bad} disagree; "
+                 f"trace {facts['trace_bytes'] // 1024} KiB")
+    return rows, facts
+
+
+def rows_or_failure(variant, tree, vdir, opts):
+    """run_lttng, with a failed step as one failed lttng:boot row."""
+    t0 = time.monotonic()
+    try:
+        rows, facts = run_lttng(variant, tree, vdir, opts)
+    except HarnessError as err:
+        say("error", f"lttng: {err.one_line()}")
+        row = Check("lttng", "boot", {"lttng": err.step}, False,
+                    {"message": err.message, "log": str(err.log) if err.log else None,
+                     "excerpt": err.excerpt}, f"the LTTng step failed: {err.step}")
+        return (row,), {"error": err.step, "wall_s": round(time.monotonic() - t0, 1)}
+    facts["wall_s"] = round(time.monotonic() - t0, 1)
+    return rows, facts

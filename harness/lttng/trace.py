@@ -1,0 +1,71 @@
+"""Read an LTTng kernel trace with babeltrace2's Python bindings (python3-bt2, only
+under /usr/bin/python3) into a plain summary the checks compare; the summary is
+JSON, so unit tests feed doctored summaries without a trace."""
+
+from pathlib import Path
+
+from ..errors import HarnessError
+
+# The events whose values are checked; every other event is only counted.
+WRITEBACK = ("writeback_global_dirty_state", "writeback_balance_dirty_pages")
+WB_FIELDS = {"writeback_global_dirty_state": ("dirty_limit", "background_thresh",
+                                              "dirty_thresh"),
+             "writeback_balance_dirty_pages": ("limit", "setpoint", "dirty")}
+
+
+def _int(ev, name):
+    try:
+        return int(ev[name])
+    except KeyError:
+        return None
+
+
+def summarize(trace_dir):
+    """The summary of the CTF trace under `trace_dir`."""
+    try:
+        import bt2
+    except ImportError as e:
+        raise HarnessError("deps", "python3-bt2 missing: apt-get install python3-bt2 "
+                           "(and run the harness with /usr/bin/python3)") from e
+    kernel = [p.parent for p in Path(trace_dir).rglob("metadata")]
+    if not kernel:
+        raise HarnessError("verify", f"{trace_dir}: no CTF metadata in the trace")
+    out = {"counts": {}, "sched_switch": [], "block": [], "process_state": 0,
+           "writeback": {k: [] for k in WRITEBACK}, "page_alloc": [], "getppid": [],
+           "discarded": 0}
+    try:
+        it = bt2.TraceCollectionMessageIterator([str(p) for p in kernel])
+        for msg in it:
+            if type(msg) is bt2._DiscardedEventsMessageConst:
+                out["discarded"] += msg.count or 0
+                continue
+            if type(msg) is not bt2._EventMessageConst:
+                continue
+            ev = msg.event
+            name = ev.name
+            out["counts"][name] = out["counts"].get(name, 0) + 1
+            if name == "sched_switch":
+                out["sched_switch"].append({"prev_tid": _int(ev, "prev_tid"),
+                                            "prev_prio": _int(ev, "prev_prio"),
+                                            "prio": _int(ev, "prio")})
+            elif name == "lttng_statedump_block_device":
+                dev = int(ev["dev"])
+                out["block"].append({"name": str(ev["diskname"]),
+                                     "dev": f"{dev >> 20}:{dev & 0xfffff}"})
+            elif name == "lttng_statedump_process_state":
+                out["process_state"] += 1
+            elif name in WRITEBACK:
+                out["writeback"][name].append({f: _int(ev, f) for f in WB_FIELDS[name]})
+            elif name == "kmem_mm_page_alloc":
+                out["page_alloc"].append({"gfp_flags": _int(ev, "gfp_flags"),
+                                          "migratetype": _int(ev, "migratetype")})
+            elif name == "syscall_entry_getppid":
+                try:
+                    stack = [int(x) for x in ev["callstack_user"]]
+                except KeyError:
+                    stack = None
+                out["getppid"].append({"tid": _int(ev, "tid"), "stack": stack})
+    except bt2._Error as e:     # noqa: SLF001 - bt2's one error type
+        raise HarnessError("verify", f"babeltrace2 cannot read {trace_dir}: "
+                           f"{str(e).splitlines()[0] if str(e) else e!r}") from e
+    return out

@@ -1,0 +1,78 @@
+"""How the coverage table tells an export, a tracepoint argument and a name lookup
+apart, from objects built here; and the [lttng] table of a variant file."""
+
+import subprocess
+
+import pytest
+
+from harness import variants
+from harness.errors import HarnessError
+from harness.lttng import coverage, report
+
+
+def _obj(tmp_path, name, source):
+    (tmp_path / "ko").mkdir(exist_ok=True)
+    c = tmp_path / f"{name}.c"
+    c.write_text(source)
+    subprocess.run(["gcc", "-c", "-O1", "-o", str(tmp_path / "ko" / f"{name}.ko"), str(c)],
+                   check=True)
+
+
+@pytest.fixture
+def build_dir(tmp_path):
+    _obj(tmp_path, "tracer", "extern int task_prio(void *);\n"
+         "int f(void *p) { return task_prio(p); }\n"
+         "const char *n = \"stack_trace_save_user\";\n")
+    return tmp_path
+
+
+def test_import_is_export_string_is_lookup(build_dir):
+    how = coverage.how(build_dir, kallsyms=True)
+    assert how["task_prio"] == "export"
+    assert how["stack_trace_save_user"].startswith("kprobe trick")
+    assert how["global_wb_domain"] == "tracepoint argument"
+    assert how["irq_to_desc"].startswith("not used")
+
+
+def test_with_the_switch_a_lookup_is_not_available(build_dir):
+    how = coverage.how(build_dir, kallsyms=False)
+    assert how["stack_trace_save_user"].startswith("not available")
+
+
+def test_global_wb_domain_named_is_a_lookup(build_dir):
+    _obj(build_dir, "wb", "const char *n = \"global_wb_domain\";\n")
+    assert coverage.how(build_dir, kallsyms=True)["global_wb_domain"].startswith("kprobe")
+
+
+def test_feature_status_follows_the_rows(build_dir):
+    from harness.checks import Check
+    good = [Check("lttng", "prio/nice0", {}, True)]
+    bad = [Check("lttng", "prio/nice0", {}, False)]
+    row = {c.key: c for c in coverage.rows(build_dir, True, good)}["task_prio"]
+    assert row.get("feature").startswith("works")
+    row = {c.key: c for c in coverage.rows(build_dir, True, bad)}["task_prio"]
+    assert row.get("feature").startswith("wrong")
+
+
+def test_report_table_only_when_lttng_ran():
+    assert report.coverage({"stock": {"values": []}}) == []
+    rows = report.coverage({"stock": {"values": [
+        {"kind": "lttng-coverage", "key": "task_prio",
+         "sources": {"how": "export", "feature": "works"}}]}})
+    assert rows[0]["variants"]["stock"]["how"] == "export"
+    out = []
+    report.markdown({"lttng_coverage": rows, "variants": {"stock": {}}}, out,
+                    lambda o, h, b: o.append((h, b)))
+    assert any(isinstance(x, tuple) and x[0][2] == "stock" for x in out)
+
+
+def test_variant_lttng_table(tmp_path):
+    text = (variants.BUILTIN_DIR / "exports.toml").read_text()
+    assert "[lttng]" in text
+    v = variants.parse(variants.BUILTIN_DIR / "exports.toml")
+    assert (v.lttng_series, v.lttng_kallsyms, v.lttng_lost) == ("exports", False, ())
+    f = tmp_path / "mine.toml"
+    f.write_text(text.replace("lost = []", 'lost = ["prio", "nonsense"]'))
+    with pytest.raises(HarnessError) as e:
+        variants.parse(f)
+    assert "nonsense" in e.value.message
