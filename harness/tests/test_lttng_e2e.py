@@ -10,7 +10,7 @@ import pytest
 
 from harness import kernel
 from harness.errors import HarnessError
-from harness.lttng import checks, guestlines
+from harness.lttng import checks
 from harness.lttng import run as lttngrun
 from harness.options import RunOptions
 
