@@ -305,7 +305,7 @@ def read_snapshot(stop, order):
 
 
 def hold_for_host(hold_file, release_file, timeout=600):
-    """Keep the guest stopped where gdb stopped it last (the snapshot) while the
+    """Keep the guest stopped where gdb stopped it (the first snapshot) while the
     host has QEMU dump its memory (harness/vmcore.py): create `hold_file`, wait
     for `release_file`. Only when the harness asks for it (KSYMLAB_GDB_HOLD)."""
     with open(hold_file, "w") as f:
@@ -335,6 +335,10 @@ def main():
     result["dirty_sysctl"] = read_dirty_sysctls()
     result["jiffies"] = int(gdb.parse_and_eval("jiffies_64"))
     result["config_hz"] = config_hz()
+    # The vmcore is compared with the first snapshot's values (the top-level
+    # keys), so QEMU dumps the guest here, before gdb lets it go on.
+    if os.environ.get("KSYMLAB_GDB_HOLD"):
+        hold_for_host(os.environ["KSYMLAB_GDB_HOLD"], os.environ["KSYMLAB_GDB_RELEASE"])
     # Every further snapshot the guest announced (claims "snapshots"): stop at
     # each hit and read what moves; the top-level keys stay the first one's.
     result["snapshots"] = [first]
@@ -350,8 +354,6 @@ def main():
     for snap in result["snapshots"][1:]:
         print(f"ksymlab-gdb: {len(snap['pageblocks'])} pageblocks read at snapshot "
               f"{snap['stop']['seq']}")
-    if os.environ.get("KSYMLAB_GDB_HOLD"):
-        hold_for_host(os.environ["KSYMLAB_GDB_HOLD"], os.environ["KSYMLAB_GDB_RELEASE"])
 
 
 main()
