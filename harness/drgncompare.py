@@ -15,6 +15,7 @@ The vmcore is written at the same instant gdb reads (gdb holds the guest at
 the snapshot while QEMU dumps it), so drgn must agree with gdb exactly.
 """
 
+import re
 from dataclasses import replace
 
 from .checks import Check
@@ -181,11 +182,23 @@ def merge(found, data, truth, drgn):
         "bpf": lambda c: _bpf(c, drgn),
         "ustack": lambda c: _ustack(c, drgn),
     }
-    values = [by_kind[c.kind](c) if c.kind in by_kind else c for c in found.values]
+    values = [by_kind[c.kind](c) if c.kind in by_kind and _first_snapshot(c) else c
+              for c in found.values]
     values += _unseen(found.values, drgn, blocks)
     values += _vmcore_rows(data, drgn)
     symbols = tuple(_symbol(c, drgn) for c in found.symbols)
     return replace(found, symbols=symbols, values=tuple(values))
+
+
+# harness/pbstates.py's rows: the second snapshot ("snap2 ..."), the rows over
+# both ("snap<n>/...", "types/..."). The vmcore is dumped at the first
+# snapshot stop, so drgn speaks for none of them.
+PBSTATES_KEY = re.compile(r"^(snap\d|types/)")
+
+
+def _first_snapshot(c):
+    """Whether row `c` holds a value of the first snapshot, the one dumped."""
+    return not PBSTATES_KEY.match(c.key)
 
 
 def _unseen(values, drgn, blocks):

@@ -351,3 +351,27 @@ def test_symbol_place_gives_section_and_offset(tmp_path):
     assert drgn_oracle.symbol_place(str(obj), "zeroed") == (".bss", 0)
     with pytest.raises(drgn_oracle.Bad):
         drgn_oracle.symbol_place(str(obj), "absent")
+
+
+def test_rows_of_the_second_snapshot_get_no_drgn_column():
+    """The vmcore is the first snapshot's: a second-snapshot row (pbstates) keeps
+    its own verdict and gets no drgn source (with drgn's first-snapshot value
+    forced on it, the Isolate block of snapshot 2 disagreed on every variant)."""
+    from dataclasses import replace
+    from harness import drgncompare
+    from harness.checks import Check
+    d = data(extra=EXTRA)
+    truth = with_memory(d, TRUTH)
+    found = compare.compare_variant(d, truth, ustack_names=NAMES)
+    first = next(c for c in found.values if c.kind == "pageblock")
+    later = (replace(first, key="snap2 " + first.key, sources={**first.sources, "module": 4},
+                     agree=True),
+             Check("pageblock", "snap1/skip-bits", {"gdb_bitmap": 3, "expected": "> 0"}, True),
+             Check("migratetype", "types/Isolate", {"module": "0 32"}, True))
+    merged = drgncompare.merge(replace(found, values=found.values + later), d, truth,
+                               drgn_of(d, TRUTH))
+    by_key = {c.key: c for c in merged.values}
+    for c in later:
+        assert by_key[c.key].agree is True
+        assert "drgn" not in by_key[c.key].sources
+    assert "drgn" in by_key[first.key].sources and by_key[first.key].agree is True
