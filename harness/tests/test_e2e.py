@@ -281,7 +281,8 @@ def test_kaslr_slide_computed_and_vmlinux_relocated(tmp_path, ab_run):
         expected = nm_address(vmlinux, s["key"]) + slide
         assert int(src(s, "module"), 16) == int(src(s, "gdb"), 16) == expected, s
         assert s["agree"] is True
-    assert all(x["agree"] for x in v["values"]), [x for x in v["values"] if not x["agree"]]
+    assert all(x["agree"] is not False for x in v["values"]), \
+        [x for x in v["values"] if x["agree"] is False]
     assert f"relocated by {v['kaslr']['slide']}" in p.stderr or slide == 0
 
 
@@ -324,12 +325,15 @@ def test_optional_symbol_missing_degrades(tmp_path, ab_run):
     v = variant_report(tmp_path, "kallsyms")
     assert v["samplers"]["blockdev"] == {"available": False, "missing": "block_class"}
     assert all(sm["available"] for n, sm in v["samplers"].items() if n != "blockdev")
-    bad = [x for x in v["values"] if not x["agree"]]
-    # only the degraded sampler disagrees: its own row, and sysfs lists devices
-    # the module could not
+    bad = [x for x in v["values"] if x["agree"] is False]
+    # only the degraded sampler disagrees: its own row, sysfs lists devices
+    # the module could not, and the block device kinds lose their two
+    # independent oracles (the rows they would agree on are failing)
     assert [x["id"] for x in bad if x["kind"] == "sampler"] == ["sampler:blockdev"]
     assert all(x["kind"] == "blockdev" and src(x, "module") is None
-               for x in bad if x["kind"] != "sampler")
+               for x in bad if x["kind"] not in ("sampler", "oracles"))
+    assert {x["id"] for x in bad if x["kind"] == "oracles"} <= {
+        "oracles:block devices", "oracles:whole flag"}
     assert "sampler blockdev reported itself unavailable" in v["notes"]
 
 
