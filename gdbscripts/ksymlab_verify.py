@@ -277,9 +277,12 @@ def load_module(ko, sections):
     gdb.execute(" ".join(args), to_string=True)
 
 
-def stop_at_snapshot(armed_file, bp=None):
+def stop_at_snapshot(armed_file, bp=None, after=None):
     """Continue to the next ksymlab_snapshot_taken(); arm the breakpoint first if
-    `bp` is None. Returns (where it stopped, the breakpoint); the caller deletes it."""
+    `bp` is None. Returns (where it stopped, the breakpoint); the caller deletes it.
+    With `after` (the sequence already read), a stop that is still at that
+    snapshot is continued again: QEMU's dump-guest-memory stops and resumes the
+    VM while gdb holds it, and gdb may see that as one more stop at the same pc."""
     if bp is None:
         bp = gdb.Breakpoint("ksymlab_snapshot_taken", internal=True)
         for loc in getattr(bp, "locations", []) or []:
@@ -287,6 +290,10 @@ def stop_at_snapshot(armed_file, bp=None):
         with open(armed_file, "w") as f:
             f.write(f"{bp.location}\n")
     gdb.execute("continue", to_string=True)
+    for _ in range(10):
+        if after is None or int(gdb.parse_and_eval("ksymlab_results.snapshot_seq")) > after:
+            break
+        gdb.execute("continue", to_string=True)
     frame = gdb.selected_frame()
     if frame.name() != "ksymlab_snapshot_taken":
         raise SystemExit(f"ksymlab-gdb: the guest stopped in {frame.name()} at "
@@ -343,7 +350,8 @@ def main():
     # each hit and read what moves; the top-level keys stay the first one's.
     result["snapshots"] = [first]
     for _ in range(1, int(claims.get("snapshots", 1))):
-        stop, bp = stop_at_snapshot(None, bp)
+        stop, bp = stop_at_snapshot(None, bp,
+                                    after=result["snapshots"][-1]["results"]["snapshot_seq"])
         result["snapshots"].append(read_snapshot(stop, claims["pageblock_order"]))
     bp.delete()
     with open(os.environ["KSYMLAB_GDB_OUT"], "w") as f:
