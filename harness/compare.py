@@ -10,7 +10,7 @@ not count towards the verdict.
 from dataclasses import dataclass, replace
 from typing import Mapping, Optional
 
-from . import pbstates
+from . import pbstates, policy, priostates
 from .checks import Check, frozen
 from .compare_states import compare_states
 from .reportrows import MIGRATETYPES as MIGRATETYPE_NAMES
@@ -420,9 +420,11 @@ def compare_variant(data, truth, stress_cycles=0, variant=None, ustack_names=Non
     harness/drgn_oracle.py read from the vmcore, added by drgncompare.merge)."""
     values = compare_results_header(truth, data)
     values += compare_prio(data, truth)
+    values += policy.compare_policy(data, truth)
     values += compare_pageblocks(data, truth)
     values += compare_migratetype(data, truth)
     values += pbstates.compare_states(data, truth)
+    values += priostates.compare_states(data, truth)
     values += compare_blockdev(data, truth)
     values += compare_ustack(data, truth, ustack_names)
     values += compare_writeback(data, truth)
@@ -442,7 +444,7 @@ def compare_variant(data, truth, stress_cycles=0, variant=None, ustack_names=Non
 
 
 # The value kinds each sampler of probe-module produces.
-SAMPLER_KINDS = {"prio": ("prio",), "migratetype": ("pageblock", "migratetype"),
+SAMPLER_KINDS = {"prio": ("prio", "policy"), "migratetype": ("pageblock", "migratetype"),
                  "ustack": ("ustack",), "blockdev": ("blockdev",),
                  "writeback": ("writeback",), "symbols": ()}
 DEGRADED_REASON = "the variant's expectation says this sampler degrades"

@@ -18,6 +18,7 @@ the snapshot while QEMU dumps it), so drgn must agree with gdb exactly.
 import re
 from dataclasses import replace
 
+from . import policy
 from .checks import Check
 from .compare import RESULTS_MAGIC
 from .drgn_oracle import VMCOREINFO_FROM_GUEST
@@ -61,6 +62,21 @@ def _prio(c, drgn):
     got = task["prio"] if task else None
     return _with(c, {DRGN: got, DRGN_MEMORY: mine.get(pid)},
                  got is not None and got == c.get("module") == mine.get(pid))
+
+
+def _policy(c, drgn):
+    """A policy row (harness/policy.py): one scenario task's, or every task's."""
+    mine = {s["pid"]: s["policy"] for s in drgn["results"]["prio"]}
+    tasks = {int(p): t["policy"] for p, t in drgn["tasks"].items()}
+    if c.key == "every task":
+        both = sorted(set(mine) & set(tasks))
+        return _with(c, {DRGN: policy.histogram(tasks[p] for p in both),
+                         DRGN_MEMORY: policy.histogram(mine[p] for p in both)},
+                     bool(both) and all(mine[p] == tasks[p] for p in both))
+    pid = c.info.get("pid")
+    got, m = tasks.get(pid), mine.get(pid)
+    return _with(c, {DRGN: policy.name(got), DRGN_MEMORY: policy.name(m)},
+                 got is not None and policy.name(got) == policy.name(m) == c.get("module"))
 
 
 def _pageblocks(drgn):
@@ -175,6 +191,7 @@ def merge(found, data, truth, drgn):
     by_kind = {
         "snapshot": lambda c: _snapshot(c, drgn),
         "prio": lambda c: _prio(c, drgn),
+        "policy": lambda c: _policy(c, drgn),
         "pageblock": lambda c: _pageblock(c, drgn, blocks, mine_blocks),
         "migratetype": lambda c: _migratetype(c, hist),
         "blockdev": lambda c: _blockdev(c, disks, mine_disks, whole),

@@ -42,9 +42,10 @@ CATALOGUE = paths.REPO / "mutants" / "catalogue.toml"
 # The check kinds that may kill a mutant of each declared kind (compare.py's
 # SAMPLER_KINDS, plus the sampler's own availability row, see decide()).
 KILL_KINDS = {
-    "prio": ("prio",), "migratetype": ("pageblock", "migratetype"), "blockdev": ("blockdev",),
+    "prio": ("prio", "policy"), "migratetype": ("pageblock", "migratetype"),
+    "blockdev": ("blockdev",),
     "ustack": ("ustack",), "writeback": ("writeback",), "symbols": ("symbol",),
-    "snapshot": ("snapshot", "prio", "pageblock", "migratetype"), "seed": ("seed",),
+    "snapshot": ("snapshot", "prio", "policy", "pageblock", "migratetype"), "seed": ("seed",),
 }
 FIELDS = {"id", "kind", "what", "file", "edits", "series", "variant", "needs"}
 STATUSES = ("killed", "survived", "wrong-kind", "crashed", "invalid")

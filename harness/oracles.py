@@ -54,7 +54,7 @@ LABELS = {
                          "and, for the whole flag, the partition attribute a partition has; "
                          "only the walk (sysfs directories) and formatting are sysfs's own"),
     "scenario": (EXPECTED, "nothing: the priority the scenario asks for, computed from the "
-                           "policy and value (compare.expected_prio)"),
+                           "policy and value (compare.expected_prio), and that policy"),
     "expected": (EXPECTED, "nothing: what the variant, the series or the design says the "
                            "value must be"),
     "program": (EXPECTED, "nothing: the guest program's own __builtin_return_address()es"),
@@ -77,6 +77,7 @@ VALUE_KINDS = (
     ("symbol addresses", "symbol", lambda key: True),
     ("results header", "snapshot", lambda key: True),
     ("task priority", "prio", lambda key: True),
+    ("task policy", "policy", lambda key: True),
     ("pageblock migratetype", "pageblock", lambda key: True),
     ("migratetype histogram", "migratetype", lambda key: True),
     ("block devices", "blockdev", lambda key: not key.endswith("/whole")),

@@ -51,7 +51,9 @@ def snapshots(data, truth):
     for n in sorted((data.get("at") or {})):
         view = dict(data)
         view.update({k: v for k, v in data["at"][n].items() if v})
-        for kind in ("pageblock", "mthist", "ptinfo", "snapshot", "memstate"):
+        # the first snapshot's rows of these kinds never stand in for a later one's
+        for kind in ("pageblock", "mthist", "ptinfo", "snapshot", "memstate", "prio",
+                     "procstat"):
             view[kind] = data["at"][n].get(kind, [])
         out.append((n, view, readings[n - 1] if n - 1 < len(readings) else None))
     return out

@@ -43,7 +43,8 @@ def data(prio=25, movable=2, p1=8192, bdp=9, f2="0x401b3c", kaddr="1000", statpr
 
 
 TRUTH = {"symbols": {"task_prio": 0x1000}, "dirty_limit": 510,
-         "tasks": {"1": {"prio": 20, "comm": "init"}, "7": {"prio": 25, "comm": "sleep"}},
+         "tasks": {"1": {"prio": 20, "comm": "init", "policy": 0},
+                   "7": {"prio": 25, "comm": "sleep", "policy": 0}},
          "stop": {"function": "ksymlab_snapshot_taken", "pc": 0xffffffffc0000010, "seq": 1},
          "pageblocks": [{"node": 0, "zone": "DMA32", "zid": 0, "pfn": 0, "mt": 0},
                         {"node": 0, "zone": "DMA32", "zid": 0, "pfn": 0x400, "mt": 1},
@@ -104,7 +105,7 @@ def test_all_agree():
                              "agree": True, "reason": None}]
     kinds = [v["kind"] for v in r["values"]]
     # the empty migratetype 5 that pagetypeinfo does not list is skipped
-    assert kinds == ["snapshot"] * 4 + ["prio"] * 2 + ["pageblock"] * 3 + ["migratetype"] * 2 \
+    assert kinds == ["snapshot"] * 4 + ["prio"] * 2 + ["policy"] * 2 + ["pageblock"] * 3 + ["migratetype"] * 2 \
         + ["blockdev"] * 2 + ["ustack"] * 3 + ["writeback"] * 3 \
         + ["blockdev"] * 2 + ["writeback"] * 3      # compare_states: whole, thresholds
     assert r["counts"]["unchecked"] == 0
@@ -121,7 +122,7 @@ def test_gdb_missing_symbol_fails():
 
 
 def test_scenario_oracle_catches_value_both_sides_share():
-    truth = dict(TRUTH, tasks={"1": {"prio": 20}, "7": {"prio": 26}})
+    truth = dict(TRUTH, tasks={"1": {"prio": 20, "policy": 0}, "7": {"prio": 26, "policy": 0}})
     r = cmp(data(prio=26), truth)
     # module and gdb agree on 26, but nice 5 must be 25
     assert failing(r) == [("prio", "pid 7")]
@@ -293,8 +294,9 @@ RT_DL = ["task pid=11 policy=fifo value=50",
 
 
 def rt_dl(fifo, dl):
-    truth = dict(TRUTH, tasks=dict(TRUTH["tasks"], **{"11": {"prio": fifo}, "12": {"prio": dl},
-                                                      "13": {"prio": 13}}))
+    truth = dict(TRUTH, tasks=dict(TRUTH["tasks"], **{"11": {"prio": fifo, "policy": 1},
+                                                      "12": {"prio": dl, "policy": 6},
+                                                      "13": {"prio": 13, "policy": 5}}))
     extra = [l.format(fifo=fifo, dl=dl) for l in RT_DL]
     return cmp(data(extra=extra), truth)
 

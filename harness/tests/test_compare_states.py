@@ -20,18 +20,21 @@ PI_THREADS = [
 ]
 # task_prio() of each, as gdb reads p->prio at the snapshot
 GDB_PRIO = {58: -41, 59: -21, 60: -41, 63: 25, 64: -21}
+# task->policy of each: SCHED_NORMAL holders and leaders, SCHED_FIFO waiters and thread
+POLICY = {58: 0, 59: 1, 60: 1, 63: 0, 64: 1}
 
 
 def prio_lines(prio):
     """The module's prio lines for the tasks above: {pid: (reported pid, prio)}."""
-    return [f"prio pid={pid} policy=0 prio={p} comm=ksymlab-threads"
+    return [f"prio pid={pid} policy={POLICY.get(pid, 0)} prio={p} comm=ksymlab-threads"
             for pid, p in prio]
 
 
 def run_prio(module):
     """module: [(pid, prio)] the module reports."""
     extra = [line.format(p58=GDB_PRIO[58]) for line in PI_THREADS]   # the kernel's task_prio()
-    truth = dict(TRUTH, tasks=dict(TRUTH["tasks"], **{str(k): {"prio": v, "comm": "t"}
+    truth = dict(TRUTH, tasks=dict(TRUTH["tasks"], **{str(k): {"prio": v, "comm": "t",
+                                                                "policy": POLICY[k]}
                                                     for k, v in GDB_PRIO.items()}))
     return cmp(data(extra=extra + prio_lines(module)), truth)
 

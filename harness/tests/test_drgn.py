@@ -110,6 +110,9 @@ def test_a_byte_flipped_in_the_module_results_fails():
     (lambda g: g["results"].update(snapshot_seq=2), ["snapshot:sequence"]),
     (lambda g: g["results"].update(frames=[0x401000]), ["ustack:frames"]),
     (lambda g: g.update(pageblock_order=9), ["vmcore:pageblock-order"]),
+    (lambda g: g["tasks"]["7"].update(policy=1), ["policy:pid 7", "policy:every task"]),
+    (lambda g: g["results"]["prio"][1].update(policy=5), ["policy:pid 7",
+                                                         "policy:every task"]),
     (lambda g: g["module_sections"].update({".text": 0}), ["vmcore:module-sections"]),
 ])
 def test_each_drgn_value_is_compared(doctor, fails):
