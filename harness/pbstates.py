@@ -59,15 +59,25 @@ def snapshots(data, truth):
     return out
 
 
+def no_stop(n, kind, what):
+    """The row that fails when gdb gave no reading of `what` at snapshot n."""
+    return Check(kind, f"snap{n}/gdb", {"module": f"snapshot {n}", "gdb": None},
+                 False, label=f"gdb {what} at snapshot {n}")
+
+
+def at_snapshot(n, rows):
+    """Rows of the first snapshot's checks, made snapshot n's (keys `snap<n> ...`)."""
+    return [replace(c, key=f"snap{n} {c.key}", info={**c.info, "snapshot": n},
+                    label=f"snapshot {n}: {c.label or c.key}") for c in rows]
+
+
 def _later(n, view, reading):
     """Snapshot n's blocks and histogram, checked as compare.py checks the first."""
     if reading is None:
-        return [Check("snapshot", f"snap{n}/gdb", {"module": f"snapshot {n}", "gdb": None},
-                      False, label=f"gdb stopped at snapshot {n}")]
+        return [no_stop(n, "snapshot", "stopped")]
     truth = {"results": reading["results"], "pageblocks": reading["pageblocks"]}
-    rows = compare.compare_pageblocks(view, truth) + compare.compare_migratetype(view, truth)
-    return [replace(c, key=f"snap{n} {c.key}", info={**c.info, "snapshot": n},
-                    label=f"snapshot {n}: {c.label or c.key}") for c in rows]
+    return at_snapshot(n, compare.compare_pageblocks(view, truth)
+                       + compare.compare_migratetype(view, truth))
 
 
 def _sequence(n, view, reading):

@@ -12,20 +12,16 @@ loaded. At every later snapshot gdb reads every task again; here:
     snapshot only, could not be caught).
 """
 
-from dataclasses import replace
-
 from . import compare, pbstates, policy
 from .checks import Check
 
 
 def _later(n, view, reading):
     if reading is None or "tasks" not in reading:
-        return [Check("prio", f"snap{n}/gdb", {"module": f"snapshot {n}", "gdb": None},
-                      False, label=f"gdb read the tasks at snapshot {n}")]
+        return [pbstates.no_stop(n, "prio", "read the tasks")]
     truth = {"results": reading["results"], "tasks": reading["tasks"]}
-    rows = compare.compare_prio(view, truth) + policy.compare_policy(view, truth)
-    return [replace(c, key=f"snap{n} {c.key}", info={**c.info, "snapshot": n},
-                    label=f"snapshot {n}: {c.label or c.key}") for c in rows]
+    return pbstates.at_snapshot(n, compare.compare_prio(view, truth)
+                                + policy.compare_policy(view, truth))
 
 
 def _changed(n, first, later):

@@ -35,26 +35,28 @@ def guest(module_policy=None, stale=False):
     return guestdata.parse("\n".join(text))
 
 
-def truth(d, snaps=2):
-    """gdb's reading at each snapshot; the module's memory is what its text says."""
-    readings = []
-    for snap in range(1, snaps + 1):
-        view = d if snap == 1 else {**d, **{k: v for k, v in d["at"][snap].items() if v}}
-        readings.append({
-            "stop": {"function": "ksymlab_snapshot_taken", "pc": 1, "seq": snap},
-            "results": {"snapshot_seq": snap, "prio": [dict(p) for p in view["prio"]]},
+def reading(d, snap):
+    """gdb's reading at `snap`; the module's memory is what its text says."""
+    prio = d["prio"] if snap == 1 else d["at"][snap]["prio"]
+    return {"stop": {"function": "ksymlab_snapshot_taken", "pc": 1, "seq": snap},
+            "results": {"snapshot_seq": snap, "prio": [dict(p) for p in prio]},
             "tasks": {str(pid): {"prio": prio, "policy": pol, "comm": f"t{pid}"}
                       for pid, (pol, prio) in tasks_at(snap).items()},
-            "pageblocks": []})
-    return {**readings[0], "snapshots": readings}
+            "pageblocks": []}
+
+
+def truth(d, snaps=2):
+    first, *later = [reading(d, snap) for snap in range(1, snaps + 1)]
+    return dict(first, snapshots=[first, *later])
 
 
 def rows(d, t):
-    return {c.id: c for c in compare.compare_prio(d, t) + policy.compare_policy(d, t)
-            + priostates.compare_states(d, t)}
+    checks = compare.compare_prio(d, t) + policy.compare_policy(d, t)
+    return {c.id: c for c in checks + priostates.compare_states(d, t)}
 
 
 def failing(d, t):
+    """Ids of the rows that disagree, sorted."""
     return sorted(i for i, c in rows(d, t).items() if c.agree is False)
 
 
