@@ -163,7 +163,8 @@ def test_scenario_priorities(ab_run, variant):
     _, runs = ab_run
     v = variant_report(runs, variant)
     tasks = scenario.parse(paths.SCENARIOS / "default.scenario")
-    prio = [x for x in v["values"] if x["kind"] == "prio"]
+    # the first snapshot's rows; the second's (harness/priostates.py) are below
+    prio = [x for x in v["values"] if x["kind"] == "prio" and not PBSTATES_KEY.match(x["key"])]
     rows = [x for x in prio if "scenario" in x["sources"]]
     # one row per scenario task (a thread each for pi and threads), in scenario order
     # (pids ascend as init starts them), each equal to the value computed from the
@@ -182,6 +183,17 @@ def test_scenario_priorities(ab_run, variant):
     assert len(prio) >= len(tasks) + 10
     assert any(x["info"]["comm"] == "init" and src(x, "module") == 20 for x in prio)
     assert all(x["agree"] for x in prio)
+    # every scenario thread's policy, as the scenario line names it, and every task's
+    policy = {x["key"]: x for x in v["values"] if x["kind"] == "policy"}
+    named = {"nice": "normal", "other": "normal"}
+    assert [src(policy[f"pid {x['info']['pid']}"], "gdb") for x in rows] == \
+        [named.get(t["policy"], t["policy"]) for t in scenario.task_lines(tasks)]
+    assert policy["every task"]["agree"] and "fifo" in src(policy["every task"], "gdb")
+    # init reniced itself to 5 between the snapshots: gdb and the module see it
+    # at snapshot 2, and it is the one priority that changed
+    snap2 = {x["key"]: x for x in v["values"] if x["kind"] == "prio"}
+    assert src(snap2["snap2 pid 1"], "gdb") == src(snap2["snap2 pid 1"], "module") == 25
+    assert src(snap2["snap2/prio-changed"], "gdb") == "1" and snap2["snap2/prio-changed"]["agree"]
 
 
 def test_logs_and_reports_kept(ab_run):
