@@ -364,4 +364,7 @@ def main():
               f"{snap['stop']['seq']}")
 
 
-main()
+# Sourced by gdb, this is __main__; gdbscripts/ksymlab_lttng.py imports it for
+# its readers (read_tasks, read_block_class, attach) without running main().
+if __name__ == "__main__":
+    main()

@@ -13,7 +13,7 @@ from .progress import say
 VERIFY_SCRIPT = "ksymlab_verify.py"
 
 
-def gdb_argv(tree, slide=0):
+def gdb_argv(tree, slide=0, script=VERIFY_SCRIPT):
     # With KASLR on, vmlinux is loaded relocated by the slide the harness
     # computed from the guest's _text.
     load = f"file {tree.vmlinux}" if not slide else f"symbol-file -o {slide:#x} {tree.vmlinux}"
@@ -25,7 +25,7 @@ def gdb_argv(tree, slide=0):
         "-ex", "set confirm off",
         "-ex", load,
         "-ex", f"source {tree.gdb_script}",
-        "-ex", f"source {paths.GDBSCRIPTS / VERIFY_SCRIPT}",
+        "-ex", f"source {paths.GDBSCRIPTS / script}",
         # Detaching lets the halted guest run on.
         "-ex", "detach",
     ]
@@ -36,7 +36,12 @@ class GdbSession:
 
     start() returns once gdb has set the breakpoint (or raises); the caller
     then lets the guest take its snapshot and calls finish().
+    A subclass sets SCRIPT (the gdbscripts/ file gdb runs), WHERE (its
+    breakpoint, for the progress line) and summary() (harness/lttng/gdbstop.py).
     """
+
+    SCRIPT = VERIFY_SCRIPT
+    WHERE = "ksymlab_snapshot_taken"
 
     def __init__(self, tree, socket_path, claims, workdir, slide=0, timeout=300,
                  at_snapshot=None):
@@ -79,7 +84,8 @@ class GdbSession:
         self._logf = open(self.log, "w")
         self.started = time.monotonic()
         try:
-            self.proc = subprocess.Popen(gdb_argv(self.tree, self.slide), stdout=self._logf,
+            self.proc = subprocess.Popen(gdb_argv(self.tree, self.slide, self.SCRIPT),
+                                         stdout=self._logf,
                                          stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                          env=env, start_new_session=True)
         except FileNotFoundError as e:
@@ -91,7 +97,7 @@ class GdbSession:
             if time.monotonic() - self.started > self.timeout:
                 self._fail(f"gdb did not set the breakpoint within {self.timeout} s")
             time.sleep(0.05)
-        say("gdb", f"{self.tree.variant}: breakpoint on ksymlab_snapshot_taken set")
+        say("gdb", f"{self.tree.variant}: breakpoint on {self.WHERE} set")
 
     def finish(self):
         """Wait for gdb to read the snapshot and detach; return its JSON result."""
@@ -110,10 +116,13 @@ class GdbSession:
             result = json.loads(self.out_file.read_text())
         except ValueError as e:
             raise HarnessError("gdb", f"{self.out_file}: not JSON ({e})", self.log) from e
-        say("gdb", f"{self.tree.variant}: read {len(result['symbols'])} symbols, "
-                   f"{len(result['tasks'])} tasks, {len(result['pageblocks'])} pageblocks "
-                   "from guest memory at the snapshot")
+        say("gdb", f"{self.tree.variant}: {self.summary(result)}")
         return result
+
+    def summary(self, result):
+        """One progress line about what gdb read."""
+        return (f"read {len(result['symbols'])} symbols, {len(result['tasks'])} tasks, "
+                f"{len(result['pageblocks'])} pageblocks from guest memory at the snapshot")
 
     def _release_if_held(self):
         """gdb holds the guest at the snapshot: run at_snapshot once, then let gdb go on."""

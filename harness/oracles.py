@@ -72,6 +72,36 @@ LABELS = {
                             "snapshot, a bound"),
 }
 
+# The sources of the LTTng rows (kind "lttng", harness/lttng/checks.py): there
+# LTTng is the claim, and "gdb", "gdb_class", "scenario", "program" and "sysfs"
+# above keep their meaning (gdb reads at its stop in the LTTng guest,
+# harness/lttng/gdbstop.py).
+LABELS.update({
+    "lttng": (CLAIM, "is LTTng: what its trace recorded"),
+    "lttng prio context": (CLAIM, "is LTTng: its prio context, task_prio() as LTTng found it"),
+    "lttng callstack_user": (CLAIM, "is LTTng: its callstack-user context, "
+                                    "stack_trace_save_user() as LTTng found it"),
+    "lttng statedump": (CLAIM, "is LTTng: its block device statedump, a walk of block_class "
+                               "and disk_type as LTTng found them"),
+    "lttng last event before the stop": (CLAIM, "is LTTng: the dirty limit its last writeback "
+                                                "event before gdb's stop recorded"),
+    "lttng syscall_entry_sethostname": (CLAIM, "is LTTng: the tid of the event that marks "
+                                               "gdb's stop in the trace"),
+    "sched_switch prev_prio": (SAME_DATA, "task->prio, which task_prio() reads too; LTTng's "
+                                          "own sched_switch probe records prev->prio - "
+                                          "MAX_RT_PRIO without task_prio()"),
+    "/proc/partitions": (SAME_DATA, "the block class's disks and partitions: block/genhd.c "
+                                    "walks block_class by disk_type, as the statedump does"),
+    "ftrace": (SAME_DATA, "global_wb_domain and the same tracepoint call: the kernel's own "
+                          "ftrace event beside LTTng's probe, not through LTTng's lookup"),
+    "guest lsmod": (SAME_DATA, "the guest's /proc/modules: whether LTTng's kmem probe loaded"),
+    "gfp_migratetype(gfp_flags)": (EXPECTED, "nothing: the migratetype the allocation's gfp "
+                                             "flags ask for, computed on the host from the "
+                                             "event's own gfp_flags"),
+    "gdb_wb_domain": (MEMORY, "nothing at run time: gdb reads global_wb_domain.dirty_limit "
+                              "at its stop with vmlinux's DWARF"),
+})
+
 # (value kind, row kind, which rows of that kind)
 VALUE_KINDS = (
     ("symbol addresses", "symbol", lambda key: True),

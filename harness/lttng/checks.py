@@ -4,10 +4,15 @@ own oracle lines (guestlines.py), against the variant's LTTng expectation.
 Features LTTng 2.13.9 resolves through its kallsyms wrapper, each checked
 against oracles that do not go through LTTng:
   prio             task_prio             scenario expected_prio + sched_switch prev_prio
+                                         + gdb's task->prio at the quiet point
   callstack_user   stack_trace_save_user the program's own return addresses
   statedump_block  block_class, disk_type sysfs /sys/class/block + /proc/partitions
-  writeback        global_wb_domain      the kernel's own ftrace events, same calls
+                                         + gdb's walk of the block class
+  writeback        global_wb_domain      the kernel's own ftrace events, same calls;
+                                         gdb's global_wb_domain.dirty_limit at the stop
   kmem             get_pfnblock_flags_mask  the kmem probe loads; migratetype = gfp bits
+`truth` is what gdb read when it stopped the guest (harness/lttng/gdbstop.py),
+None when it read nothing: then every gdb source is missing and the rows fail.
 A feature listed in the variant's `lttng.lost` must be absent: present and
 right, the expectation is wrong (fails); absent and not listed, LTTng lost it
 (fails).
@@ -51,8 +56,9 @@ def _lost_row(kind_key, feature, present, right, lost, why, sources, info=None):
                  None if present else f"LTTng recorded no {feature}: {why}")
 
 
-def prio_rows(summary, guest, lost, why):
+def prio_rows(summary, guest, lost, why, truth=None):
     switches = summary["sched_switch"]
+    gdb_tasks = (truth or {}).get("tasks", {})
     present = any(s["prio"] is not None for s in switches)
     rows = []
     for task in guest.get("task", []):
@@ -64,8 +70,12 @@ def prio_rows(summary, guest, lost, why):
         key = f"prio/{task['policy']}{task['value']}"
         sources = {"scenario": expect,
                    "lttng prio context": ctx[0] if len(ctx) == 1 else (ctx or None),
-                   "sched_switch prev_prio": field[0] if len(field) == 1 else (field or None)}
-        right = bool(mine) and ctx == [expect] and field == [expect]
+                   "sched_switch prev_prio": field[0] if len(field) == 1 else (field or None),
+                   # a sleeping scenario task's prio does not change: gdb's read at
+                   # the stop is the prio of every switch recorded before it
+                   "gdb": gdb_tasks.get(str(pid), {}).get("prio")}
+        right = bool(mine) and ctx == [expect] and field == [expect] and \
+            sources["gdb"] == expect
         info = {"pid": pid, "switches": len(mine)}
         if not mine:
             rows.append(Check("lttng", key, sources, False, info,
@@ -103,8 +113,9 @@ def ustack_rows(summary, guest, lost, why):
     return rows
 
 
-def block_rows(summary, guest, lost, why):
+def block_rows(summary, guest, lost, why, truth=None):
     traced = {b["name"]: b["dev"] for b in summary["block"]}
+    walked = {b["name"]: b["dev"] for b in (truth or {}).get("block_class", [])}
     sysfs = {b["name"]: b["dev"] for b in guest.get("sysblock", [])}
     parts = {p["name"]: f"{p['major']}:{p['minor']}" for p in guest.get("partitions", [])}
     present = bool(traced)
@@ -112,10 +123,11 @@ def block_rows(summary, guest, lost, why):
     if not sysfs:
         rows.append(Check("lttng", "blockdev/sysfs", {"sysfs": None}, False, {},
                           "the guest listed no block device"))
-    for name in sorted(set(sysfs) | set(traced) | set(parts)):
+    for name in sorted(set(sysfs) | set(traced) | set(parts) | set(walked)):
         sources = {"lttng statedump": traced.get(name), "sysfs": sysfs.get(name),
-                   "/proc/partitions": parts.get(name)}
-        right = traced.get(name) == sysfs.get(name) == parts.get(name) is not None
+                   "/proc/partitions": parts.get(name), "gdb_class": walked.get(name)}
+        right = traced.get(name) == sysfs.get(name) == parts.get(name) == \
+            walked.get(name) is not None
         rows.append(_lost_row(("lttng", f"blockdev/{name}"), "statedump_block", present,
                               right, lost, why, sources))
     return rows
@@ -155,6 +167,58 @@ def writeback_rows(summary, guest, lost, why):
     return rows
 
 
+# The field of each writeback event that LTTng fills from global_wb_domain.dirty_limit
+# (lttng-modules 2.13.9 include/instrumentation/events/writeback.h).
+LIMIT_FIELD = {"writeback_global_dirty_state": "dirty_limit",
+               "writeback_balance_dirty_pages": "limit"}
+
+
+def _stop_row(stops, truth):
+    """The trace marks gdb's stop once, in the task gdb stopped."""
+    tids = [s["tid"] for s in stops]
+    pid = truth["stop"]["pid"] if truth else None
+    sources = {"lttng syscall_entry_sethostname": tids[0] if len(tids) == 1 else (tids or None),
+               "gdb": pid}
+    if len(tids) != 1:
+        return Check("lttng", "gdb/stop", sources, False, {"stops": len(tids)},
+                     f"the trace has {len(tids)} syscall_entry_sethostname events, not one: "
+                     "where gdb stopped is not marked")
+    return Check("lttng", "gdb/stop", sources, pid is not None and tids[0] == pid, {},
+                 None if pid is not None else "gdb read nothing at the quiet point")
+
+
+def gdb_rows(summary, truth, lost, why):
+    """The rows only gdb's stop can give: where it stopped, and the dirty limit.
+
+    Exact, not a bound: after the sysctl writes, global_wb_domain.dirty_limit
+    changes only in balance_dirty_pages() -> __wb_update_bandwidth(.., true) ->
+    domain_update_dirty_limit(), and that task then records balance_dirty_pages
+    (both of its trace_balance_dirty_pages() calls come after the update, 6.1
+    mm/page-writeback.c); wb_update_bandwidth() passes false, and
+    writeback_set_ratelimit() runs on the dirty sysctls and CPU hotplug only,
+    before the writeback run. So the latest writeback event before the stop,
+    and the latest balance_dirty_pages, carry the value gdb reads at the stop."""
+    stops = summary.get("stops", [])
+    rows = [_stop_row(stops, truth)]
+    gdb_limit = truth["global_wb_domain"]["dirty_limit"] if truth else None
+    stop = stops[0] if len(stops) == 1 else {}
+    last = stop.get("last_writeback")
+    picks = (("writeback/dirty_limit-at-stop", last["event"] if last else None,
+              last["index"] if last else None),
+             ("writeback/bdp-limit-at-stop", "writeback_balance_dirty_pages",
+              stop.get("last_balance_dirty_pages")))
+    for key, event, index in picks:
+        value = summary["writeback"][event][index][LIMIT_FIELD[event]] \
+            if event is not None and index is not None else None
+        sources = {"lttng last event before the stop": value, "gdb_wb_domain": gdb_limit}
+        info = {"event": event, "index": index}
+        # A limit of 0 is what LTTng records when global_wb_domain is not found.
+        rows.append(_lost_row(("lttng", key), "writeback", bool(value),
+                              value is not None and value == gdb_limit, lost, why, sources,
+                              info))
+    return rows
+
+
 def kmem_rows(summary, guest, lost, why):
     loaded = any(m.get("name") == "lttng_probe_kmem" for m in guest.get("module", []))
     allocs = summary["page_alloc"]
@@ -185,17 +249,21 @@ def count_rows(summary, lost):
     return rows
 
 
-def compare(summary, guest, lost=(), why=None):
-    """Every lttng:* Check row of one variant."""
+def compare(summary, guest, lost=(), why=None, truth=None):
+    """Every lttng:* Check row of one variant; `truth`: what gdb read at its stop."""
     why = why or {}
     lost = tuple(lost)
     w = {f: why.get(f, "the variant's expectation lists it") for f in FEATURES}
     errors = [Check("lttng", f"guest/{i}", {"guest": " ".join(e.get("text", []))}, False, {},
                     "the LTTng guest reported an error")
               for i, e in enumerate(guest.get("error", []))]
-    return tuple(errors + prio_rows(summary, guest, lost, w["prio"])
+    if truth is None:
+        errors.append(Check("lttng", "gdb/read", {"gdb": None}, False, {},
+                            "gdb read nothing at the quiet point"))
+    return tuple(errors + prio_rows(summary, guest, lost, w["prio"], truth)
                  + ustack_rows(summary, guest, lost, w["callstack_user"])
-                 + block_rows(summary, guest, lost, w["statedump_block"])
+                 + block_rows(summary, guest, lost, w["statedump_block"], truth)
                  + writeback_rows(summary, guest, lost, w["writeback"])
+                 + gdb_rows(summary, truth, lost, w["writeback"])
                  + kmem_rows(summary, guest, lost, w["kmem"])
                  + count_rows(summary, lost))

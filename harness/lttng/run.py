@@ -43,7 +43,8 @@ def run_lttng(variant, tree, vdir, opts, series=None, kallsyms=None, prio=True):
                              variant.name, series, prio=prio)
     facts["initramfs_bytes"] = initrd.stat().st_size
     facts["initramfs_s"] = round(time.monotonic() - t0, 1)
-    data, port, facts["guest_s"] = session.boot(tree, initrd, ldir, opts)
+    # gdb's reading at the quiet point is also ldir/gdb.json
+    data, port, truth, facts["guest_s"] = session.boot(tree, initrd, ldir, opts)
     t0 = time.monotonic()
     guest = guestlines.parse(data)
     facts["trace_bytes"] = session.decode_trace(port, ldir / "trace")
@@ -51,7 +52,10 @@ def run_lttng(variant, tree, vdir, opts, series=None, kallsyms=None, prio=True):
     (ldir / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     (ldir / "guest.json").write_text(json.dumps(guest, indent=1) + "\n")
     facts["events"] = dict(sorted(summary["counts"].items()))
-    rows = checks.compare(summary, guest, variant.lttng_lost, WHY)
+    facts["gdb"] = {"stop_pid": truth["stop"]["pid"], "tasks": len(truth["tasks"]),
+                    "block_devices": len(truth["block_class"]),
+                    "dirty_limit": truth["global_wb_domain"]["dirty_limit"]}
+    rows = checks.compare(summary, guest, variant.lttng_lost, WHY, truth)
     rows += coverage.rows(out, kallsyms, rows, variant.lttng_lost, summary["counts"])
     facts["check_s"] = round(time.monotonic() - t0, 1)
     bad = sum(c.agree is False for c in rows)

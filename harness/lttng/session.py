@@ -19,6 +19,7 @@ import pexpect
 from ..errors import HarnessError
 from ..progress import say
 from ..qemu import QemuSession
+from . import gdbstop
 
 DONE = "KSYMLAB-LTTNG-DONE"
 DATA_END = "KSYMLAB-LTTNG-END"
@@ -53,7 +54,8 @@ def decode_trace(text, dest):
 
 
 def boot(tree, initrd, vdir, opts):
-    """Run the LTTng guest; return (data port text, trace port text, seconds)."""
+    """Run the LTTng guest; return (data port text, trace port text, what gdb read
+    at the quiet point, seconds)."""
     vdir = Path(vdir)
     trace_log = vdir / "trace-port.log"
     if trace_log.exists():
@@ -65,6 +67,7 @@ def boot(tree, initrd, vdir, opts):
     vm.console_log = vdir / "console.log"
     vm.data_log = vdir / "data.log"
     with vm:
+        truth = gdbstop.read_at_quiet_point(vm, tree, vdir, DONE)
         vm.expect_marker(DONE, "LTTng session")
         try:
             vm.child.expect(pexpect.EOF, timeout=60)
@@ -75,4 +78,4 @@ def boot(tree, initrd, vdir, opts):
     say("lttng", f"{tree.variant}: LTTng guest done in {secs} s")
     data = vm.data_log.read_text(errors="replace") if vm.data_log.exists() else ""
     trace = trace_log.read_text(errors="replace") if trace_log.exists() else ""
-    return data, trace, secs
+    return data, trace, truth, secs

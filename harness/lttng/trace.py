@@ -8,6 +8,8 @@ from ..errors import HarnessError
 
 # The events whose values are checked; every other event is only counted.
 WRITEBACK = ("writeback_global_dirty_state", "writeback_balance_dirty_pages")
+# The event that marks where gdb stopped the guest (harness/lttng/gdbstop.py).
+STOP_EVENT = "syscall_entry_sethostname"
 WB_FIELDS = {"writeback_global_dirty_state": ("dirty_limit", "background_thresh",
                                               "dirty_thresh"),
              "writeback_balance_dirty_pages": ("limit", "setpoint", "dirty")}
@@ -20,6 +22,46 @@ def _int(ev, name):
         return None
 
 
+def new_summary():
+    return {"counts": {}, "sched_switch": [], "block": [], "process_state": 0,
+            "writeback": {k: [] for k in WRITEBACK}, "page_alloc": [], "getppid": [],
+            "discarded": 0, "stops": [], "last_writeback": None}
+
+
+def add_event(out, name, ev):
+    """Add one event (`ev[field]` gives its fields) to the summary `out`; events
+    come in trace order (bt2's muxer, by timestamp; the guest has one CPU)."""
+    out["counts"][name] = out["counts"].get(name, 0) + 1
+    if name == "sched_switch":
+        out["sched_switch"].append({"prev_tid": _int(ev, "prev_tid"),
+                                    "prev_prio": _int(ev, "prev_prio"),
+                                    "prio": _int(ev, "prio")})
+    elif name == "lttng_statedump_block_device":
+        dev = int(ev["dev"])
+        out["block"].append({"name": str(ev["diskname"]),
+                             "dev": f"{dev >> 20}:{dev & 0xfffff}"})
+    elif name == "lttng_statedump_process_state":
+        out["process_state"] += 1
+    elif name in WRITEBACK:
+        out["writeback"][name].append({f: _int(ev, f) for f in WB_FIELDS[name]})
+        out["last_writeback"] = {"event": name, "index": len(out["writeback"][name]) - 1}
+    elif name == STOP_EVENT:
+        # what LTTng recorded before gdb's stop is what came before this event
+        bdp = len(out["writeback"]["writeback_balance_dirty_pages"])
+        out["stops"].append({"tid": _int(ev, "tid"),
+                             "last_writeback": out["last_writeback"],
+                             "last_balance_dirty_pages": bdp - 1 if bdp else None})
+    elif name == "kmem_mm_page_alloc":
+        out["page_alloc"].append({"gfp_flags": _int(ev, "gfp_flags"),
+                                  "migratetype": _int(ev, "migratetype")})
+    elif name == "syscall_entry_getppid":
+        try:
+            stack = [int(x) for x in ev["callstack_user"]]
+        except KeyError:
+            stack = None
+        out["getppid"].append({"tid": _int(ev, "tid"), "stack": stack})
+
+
 def summarize(trace_dir):
     """The summary of the CTF trace under `trace_dir`."""
     try:
@@ -30,9 +72,7 @@ def summarize(trace_dir):
     kernel = [p.parent for p in Path(trace_dir).rglob("metadata")]
     if not kernel:
         raise HarnessError("verify", f"{trace_dir}: no CTF metadata in the trace")
-    out = {"counts": {}, "sched_switch": [], "block": [], "process_state": 0,
-           "writeback": {k: [] for k in WRITEBACK}, "page_alloc": [], "getppid": [],
-           "discarded": 0}
+    out = new_summary()
     try:
         it = bt2.TraceCollectionMessageIterator([str(p) for p in kernel])
         for msg in it:
@@ -41,30 +81,7 @@ def summarize(trace_dir):
                 continue
             if type(msg) is not bt2._EventMessageConst:
                 continue
-            ev = msg.event
-            name = ev.name
-            out["counts"][name] = out["counts"].get(name, 0) + 1
-            if name == "sched_switch":
-                out["sched_switch"].append({"prev_tid": _int(ev, "prev_tid"),
-                                            "prev_prio": _int(ev, "prev_prio"),
-                                            "prio": _int(ev, "prio")})
-            elif name == "lttng_statedump_block_device":
-                dev = int(ev["dev"])
-                out["block"].append({"name": str(ev["diskname"]),
-                                     "dev": f"{dev >> 20}:{dev & 0xfffff}"})
-            elif name == "lttng_statedump_process_state":
-                out["process_state"] += 1
-            elif name in WRITEBACK:
-                out["writeback"][name].append({f: _int(ev, f) for f in WB_FIELDS[name]})
-            elif name == "kmem_mm_page_alloc":
-                out["page_alloc"].append({"gfp_flags": _int(ev, "gfp_flags"),
-                                          "migratetype": _int(ev, "migratetype")})
-            elif name == "syscall_entry_getppid":
-                try:
-                    stack = [int(x) for x in ev["callstack_user"]]
-                except KeyError:
-                    stack = None
-                out["getppid"].append({"tid": _int(ev, "tid"), "stack": stack})
+            add_event(out, msg.event.name, msg.event)
     except bt2._Error as e:     # noqa: SLF001 - bt2's one error type
         raise HarnessError("verify", f"babeltrace2 cannot read {trace_dir}: "
                            f"{str(e).splitlines()[0] if str(e) else e!r}") from e

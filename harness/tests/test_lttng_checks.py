@@ -45,11 +45,36 @@ SUMMARY = {
                    {"gfp_flags": 0xcc0, "migratetype": 0}],
     "getppid": [{"tid": 60, "stack": [0x401650, 0x401656, 0x40166c, 0x401684, 0x4017aa]}],
     "discarded": 0,
+    # syscall_entry_sethostname, recorded where gdb stopped the guest
+    "stops": [{"tid": 70, "last_writeback": {"event": "writeback_balance_dirty_pages",
+                                             "index": 0},
+               "last_balance_dirty_pages": 0}],
 }
 
+# What gdb read at its stop (gdbscripts/ksymlab_lttng.py), the same shape.
+TRUTH = {
+    "stop": {"function": "__x64_sys_sethostname", "pc": 0xffffffff8103d96b, "pid": 70,
+             "comm": "hostname"},
+    "tasks": {"1": {"comm": "init", "prio": 20, "policy": 0},
+              "50": {"comm": "sleep", "prio": 0, "policy": 0},
+              "51": {"comm": "ksymlab-sched", "prio": -51, "policy": 1},
+              "52": {"comm": "ksymlab-sched", "prio": -101, "policy": 6}},
+    "block_class": [{"name": "ram0", "type": "disk", "dev": "1:0", "sectors": 32768,
+                     "partno": 0},
+                    {"name": "ram0p1", "type": "part", "dev": "259:0", "sectors": 8192,
+                     "partno": 1}],
+    "global_wb_domain": {"dirty_limit": 6, "dirty_limit_tstamp": 4294892000,
+                         "address": 0xffffffff81be3e80},
+    "jiffies": 4294893000,
+}
 
-def rows(summary=None, text=GUEST_TEXT, lost=()):
-    return {c.key: c for c in checks.compare(summary or SUMMARY, guestlines.parse(text), lost)}
+_NO_TRUTH = object()
+
+
+def rows(summary=None, text=GUEST_TEXT, lost=(), truth=_NO_TRUTH):
+    truth = TRUTH if truth is _NO_TRUTH else truth
+    return {c.key: c for c in checks.compare(summary or SUMMARY, guestlines.parse(text), lost,
+                                             truth=truth)}
 
 
 def failing(result):
@@ -161,3 +186,119 @@ def test_trace_port_roundtrip(tmp_path):
     damaged = text.replace(b64[:8], "!!!!!!!!")
     with pytest.raises(HarnessError):
         session.decode_trace(damaged, tmp_path / "y")
+
+
+# gdb at the LTTng guest's quiet point (harness/lttng/gdbstop.py): each row that
+# has a gdb source fails when gdb's value or the trace's is doctored.
+
+def _doctored_truth(path, value):
+    truth = copy.deepcopy(TRUTH)
+    target = truth
+    for p in path[:-1]:
+        target = target[p]
+    target[path[-1]] = value
+    return truth
+
+
+@pytest.mark.parametrize("path,value,killed", [
+    # gdb reads task->prio - 100: a scenario task whose prio is not the scenario's
+    (("tasks", "51", "prio"), -50, "prio/fifo50"),
+    # the class walk decodes dev_t differently from the statedump
+    (("block_class", 1, "dev"), "259:1", "blockdev/ram0p1"),
+    # global_wb_domain.dirty_limit at the stop is not what the last events carried
+    (("global_wb_domain", "dirty_limit"), 7, "writeback/dirty_limit-at-stop"),
+    (("global_wb_domain", "dirty_limit"), 7, "writeback/bdp-limit-at-stop"),
+    # gdb stopped in another task than the one the trace marks
+    (("stop", "pid"), 71, "gdb/stop"),
+])
+def test_a_doctored_gdb_value_fails_its_row(path, value, killed):
+    assert killed in failing(rows(truth=_doctored_truth(path, value)))
+
+
+def test_gdb_missing_a_task_or_device_fails():
+    truth = copy.deepcopy(TRUTH)
+    del truth["tasks"]["52"]
+    assert "prio/deadline1000000" in failing(rows(truth=truth))
+    truth = copy.deepcopy(TRUTH)
+    truth["block_class"] = truth["block_class"][:1]
+    assert "blockdev/ram0p1" in failing(rows(truth=truth))
+    truth = copy.deepcopy(TRUTH)
+    truth["block_class"].append({"name": "ram1", "type": "disk", "dev": "1:4"})
+    assert "blockdev/ram1" in failing(rows(truth=truth))
+
+
+def test_no_gdb_reading_fails():
+    got = failing(rows(truth=None))
+    assert "gdb/read" in got and "gdb/stop" in got
+    assert "prio/nice-20" in got and "blockdev/ram0" in got
+    assert "writeback/dirty_limit-at-stop" in got
+
+
+@pytest.mark.parametrize("doctor,killed", [
+    # LTTng's last writeback event before the stop carries another dirty limit
+    (lambda s: s["writeback"]["writeback_balance_dirty_pages"][0].update(limit=5),
+     "writeback/dirty_limit-at-stop"),
+    (lambda s: s["writeback"]["writeback_balance_dirty_pages"][0].update(limit=5),
+     "writeback/bdp-limit-at-stop"),
+    # the last event is global_dirty_state, whose dirty_limit LTTng got wrong
+    (lambda s: (s["stops"][0].update(last_writeback={"event": "writeback_global_dirty_state",
+                                                     "index": 0}),
+                s["writeback"]["writeback_global_dirty_state"][0].update(dirty_limit=0)),
+     "writeback/dirty_limit-at-stop"),
+    # the stop is not marked in the trace, or twice
+    (lambda s: s.update(stops=[]), "gdb/stop"),
+    (lambda s: s.update(stops=[]), "writeback/dirty_limit-at-stop"),
+    (lambda s: s["stops"].append(dict(s["stops"][0])), "gdb/stop"),
+    # no balance_dirty_pages before the stop
+    (lambda s: s["stops"][0].update(last_balance_dirty_pages=None),
+     "writeback/bdp-limit-at-stop"),
+])
+def test_a_doctored_trace_at_the_stop_fails(doctor, killed):
+    doctored = copy.deepcopy(SUMMARY)
+    doctor(doctored)
+    assert killed in failing(rows(doctored))
+
+
+def test_writeback_at_the_stop_is_lost_when_expected():
+    """Where LTTng cannot find global_wb_domain it records 0: the rows at the
+    stop pass only when the variant says writeback is lost."""
+    doctored = copy.deepcopy(SUMMARY)
+    for evs in doctored["writeback"].values():
+        for e in evs:
+            e.update({k: 0 for k in ("dirty_limit", "limit")})
+    assert "writeback/dirty_limit-at-stop" in failing(rows(doctored))
+    assert "writeback/bdp-limit-at-stop" not in failing(rows(doctored, lost=("writeback",)))
+    assert "writeback/dirty_limit-at-stop" not in failing(rows(doctored,
+                                                               lost=("writeback",)))
+
+
+def test_every_lttng_source_is_labelled():
+    """The report's label table says what each LTTng row's source shares with
+    LTTng; a source without a label would count as 'unlabelled'."""
+    from harness import oracles
+    sources = {s for c in checks.compare(SUMMARY, guestlines.parse(GUEST_TEXT), (),
+                                         truth=TRUTH) for s in c.sources}
+    sources |= {s for c in checks.compare(SUMMARY, guestlines.parse(GUEST_TEXT), (),
+                                          truth=None) for s in c.sources}
+    assert {s for s in sources if oracles.label(s)[0] == "unlabelled"} == set()
+    assert oracles.label("gdb")[0] == oracles.MEMORY
+    assert oracles.label("gdb_class")[0] == oracles.MEMORY
+    assert oracles.label("gdb_wb_domain")[0] == oracles.MEMORY
+
+
+def test_trace_order_marks_the_last_writeback_event_before_the_stop():
+    """trace.add_event, fed events as the muxer yields them: the stop records the
+    writeback event that came last before it, not the last of the trace."""
+    from harness.lttng import trace
+    out = trace.new_summary()
+    gds = {"dirty_limit": 9, "background_thresh": 1, "dirty_thresh": 2}
+    bdp = {"limit": 9, "setpoint": 3, "dirty": 4}
+    for name, ev in [("writeback_global_dirty_state", gds),
+                     ("writeback_balance_dirty_pages", bdp),
+                     ("writeback_global_dirty_state", gds),
+                     ("syscall_entry_sethostname", {"tid": 70}),
+                     ("writeback_balance_dirty_pages", dict(bdp, limit=8))]:
+        trace.add_event(out, name, ev)
+    assert out["stops"] == [{"tid": 70, "last_writeback": {
+        "event": "writeback_global_dirty_state", "index": 1}, "last_balance_dirty_pages": 0}]
+    assert out["last_writeback"] == {"event": "writeback_balance_dirty_pages", "index": 1}

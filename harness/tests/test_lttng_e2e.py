@@ -56,28 +56,59 @@ def test_coverage_names_how_lttng_got_each_name(lttng_run):
         assert cov["task_prio"].startswith("kprobe trick")
 
 
+def _recorded(vdir):
+    """The run's trace summary, guest lines and gdb's reading at its stop."""
+    return tuple(json.loads((vdir / "lttng" / f).read_text())
+                 for f in ("summary.json", "guest.json", "gdb.json"))
+
+
 def test_a_doctored_trace_field_fails(lttng_run):
     """The recorded trace, one prio context value changed: the run must fail."""
     v, _, _, vdir = lttng_run
-    summary = json.loads((vdir / "lttng" / "summary.json").read_text())
-    guest = json.loads((vdir / "lttng" / "guest.json").read_text())
-    assert all(c.agree is not False for c in checks.compare(summary, guest, v.lttng_lost))
+    summary, guest, truth = _recorded(vdir)
+    assert all(c.agree is not False
+               for c in checks.compare(summary, guest, v.lttng_lost, truth=truth))
     doctored = copy.deepcopy(summary)
     pid = guest["task"][0]["pid"]
     for s in doctored["sched_switch"]:
         if s["prev_tid"] == pid:
             s["prio"] += 1
-    bad = [c.key for c in checks.compare(doctored, guest, v.lttng_lost) if c.agree is False]
+    bad = [c.key for c in checks.compare(doctored, guest, v.lttng_lost, truth=truth)
+           if c.agree is False]
     assert any(k.startswith("prio/") for k in bad), bad
 
 
 def test_a_wrong_expectation_fails(lttng_run):
     """Saying the prio context is lost where it works fails the run."""
     v, _, _, vdir = lttng_run
-    summary = json.loads((vdir / "lttng" / "summary.json").read_text())
-    guest = json.loads((vdir / "lttng" / "guest.json").read_text())
-    bad = [c.key for c in checks.compare(summary, guest, ("prio",)) if c.agree is False]
+    summary, guest, truth = _recorded(vdir)
+    bad = [c.key for c in checks.compare(summary, guest, ("prio",), truth=truth)
+           if c.agree is False]
     assert "feature/prio" in bad
+
+
+def test_gdb_read_the_quiet_point(lttng_run):
+    """gdb stopped the guest where the trace marks it, and its prio, block class
+    and dirty limit are columns of agreeing rows; one doctored gdb value (the
+    dirty limit off by one page, a scenario task's prio) fails the run."""
+    v, rows, facts, vdir = lttng_run
+    summary, guest, truth = _recorded(vdir)
+    by_key = {c.key: c for c in rows if c.kind == "lttng"}
+    assert by_key["gdb/stop"].agree is True
+    assert by_key["writeback/dirty_limit-at-stop"].agree is True
+    assert by_key["writeback/dirty_limit-at-stop"].sources["gdb_wb_domain"] == \
+        truth["global_wb_domain"]["dirty_limit"] > 0
+    assert all(c.sources.get("gdb") is not None for k, c in by_key.items()
+               if k.startswith("prio/") and k != "prio/tasks")
+    assert all(c.sources.get("gdb_class") for k, c in by_key.items()
+               if k.startswith("blockdev/"))
+    doctored = copy.deepcopy(truth)
+    doctored["global_wb_domain"]["dirty_limit"] += 1
+    doctored["tasks"][str(guest["task"][0]["pid"])]["prio"] += 1
+    bad = {c.key for c in checks.compare(summary, guest, v.lttng_lost, truth=doctored)
+           if c.agree is False}
+    assert {"writeback/dirty_limit-at-stop", "writeback/bdp-limit-at-stop"} <= bad, bad
+    assert any(k.startswith("prio/") for k in bad), bad
 
 
 def test_shipped_lttng_prio_context_is_one_classified_panic(tmp_path):
