@@ -100,6 +100,10 @@ LABELS.update({
                                              "event's own gfp_flags"),
     "gdb_wb_domain": (MEMORY, "nothing at run time: gdb reads global_wb_domain.dirty_limit "
                               "at its stop with vmlinux's DWARF"),
+    "symcheck audit": (FILE, "nothing at run time: symcheck reads the code and relocations "
+                             "of the LTTng .ko files on the host"),
+    "symcheck check": (FILE, "nothing at run time: symcheck compares the LTTng .ko imports "
+                             "with the tree's Module.symvers and vmlinux on the host"),
 })
 
 # (value kind, row kind, which rows of that kind)

@@ -1,0 +1,78 @@
+"""symcheck on the LTTng build a variant booted (issue 13 item 6), as lttng rows.
+
+`symcheck audit --tree <build>/ko` lists what the modules resolve by name,
+following the resolver lttng-wrapper exports to the modules that hand it names;
+`symcheck check --tree <build>/ko <tree>` checks every import against the
+variant's tree. Rows:
+  symcheck/by-name/<name>  each name the seed series covers: resolved by name
+                           on a build with the kallsyms wrapper, by nothing on
+                           one built with CONFIG_LTTNG_KALLSYMS=n (`exports`)
+  symcheck/flagged         modules flagged: none without the wrapper's lookups
+  symcheck/check           0 findings against the variant's tree
+"""
+
+from .. import symcheck
+from ..checks import Check
+
+# The names the seed series gives LTTng another way (export, tracepoint argument).
+COVERED = ("task_prio", "stack_trace_save_user", "get_pfnblock_flags_mask", "block_class",
+           "disk_type", "global_wb_domain")
+
+
+def read(build_dir, tree):
+    """symcheck's audit and check documents for the .ko files of `build_dir`."""
+    symcheck.ensure_built()
+    ko = str(build_dir / "ko")
+    return (symcheck.run_json(["audit", "--tree", ko]),
+            symcheck.run_json(["check", "-q", "--tree", ko, str(tree.src)]))
+
+
+def by_name(audit):
+    """name -> [module (via resolver)] of every by-name finding of the audit."""
+    out = {}
+    for m in audit.get("modules", []):
+        for f in m.get("findings", []):
+            if f.get("kind") == "by-name":
+                out.setdefault(f["what"], []).append(f"{m['name']} via {f.get('via')}")
+    return out
+
+
+def rows(audit, check, kallsyms):
+    """The lttng rows of symcheck's view of one LTTng build; `kallsyms`: the build
+    keeps the wrapper's lookups (False: CONFIG_LTTNG_KALLSYMS=n)."""
+    found = by_name(audit)
+    expected = "by name" if kallsyms else "not by name"
+    out = []
+    for name in COVERED:
+        where = found.get(name)
+        out.append(Check("lttng", f"symcheck/by-name/{name}",
+                         {"symcheck audit": "; ".join(where) if where else "not by name",
+                          "expected": expected},
+                         bool(where) == kallsyms, {},
+                         None if bool(where) == kallsyms else
+                         (f"symcheck finds no by-name lookup of {name} in a build with the "
+                          "kallsyms wrapper" if kallsyms else
+                          f"{name} is still resolved by name without the kallsyms wrapper")))
+    flagged = sorted(audit.get("flagged", []))
+    ok = bool(flagged) == kallsyms
+    out.append(Check("lttng", "symcheck/flagged",
+                     {"symcheck audit": ", ".join(flagged) or "none",
+                      "expected": "flagged" if kallsyms else "none"},
+                     ok, {"modules": len(audit.get("modules", []))},
+                     None if ok else "symcheck audit disagrees with the build's kallsyms switch"))
+    findings = [f"{m['name']}: {f.get('kind')} {f.get('symbol') or f.get('what') or ''}".strip()
+                for m in check.get("modules", []) for f in m.get("findings", [])]
+    total = check.get("findings_total", len(findings))
+    out.append(Check("lttng", "symcheck/check",
+                     {"symcheck check": total, "expected": 0}, total == 0 and not findings,
+                     {"modules": len(check.get("modules", [])), "findings": findings[:10]},
+                     None if total == 0 and not findings else
+                     "LTTng's imports do not all match the variant's tree"))
+    return out
+
+
+def summary(audit, check):
+    """The report's facts: what symcheck saw in this build."""
+    return {"modules": len(audit.get("modules", [])), "flagged": sorted(audit.get("flagged", [])),
+            "by_name": {k: v for k, v in sorted(by_name(audit).items())},
+            "check_findings": check.get("findings_total", 0)}

@@ -1,0 +1,90 @@
+"""symcheck's view of an LTTng build as lttng rows (harness/lttng/symaudit.py):
+each doctored symcheck document must fail its row."""
+
+import copy
+
+import pytest
+
+from harness import oracles
+from harness.lttng import symaudit
+
+VIA = "wrapper_kallsyms_lookup_name (lttng_wrapper)"
+
+
+def _audit(by_name):
+    """An audit --tree document (symcheck --json) with these by-name findings."""
+    mods = {}
+    for what, module in by_name:
+        mods.setdefault(module, []).append({"kind": "by-name", "what": what, "via": VIA,
+                                            "where": "f+0x1"})
+    modules = [{"file": f"/x/{m}.ko", "name": m, "flagged": True, "findings": f,
+                "resolvers": [], "instrumentation": []} for m, f in mods.items()]
+    modules.append({"file": "/x/lttng_ring_buffer.ko", "name": "lttng_ring_buffer",
+                    "flagged": False, "findings": [], "resolvers": [], "instrumentation": []})
+    return {"modules": modules, "flagged": sorted(mods),
+            "findings_total": sum(len(f) for f in mods.values())}
+
+
+# as measured on the stock build (0001+0002): symcheck audit --tree
+WRAPPED = _audit([("task_prio", "lttng_tracer"), ("stack_trace_save_user", "lttng_tracer"),
+                  ("get_pfnblock_flags_mask", "lttng_wrapper"),
+                  ("irq_to_desc", "lttng_wrapper"),
+                  ("block_class", "lttng_statedump"), ("disk_type", "lttng_statedump"),
+                  ("global_wb_domain", "lttng_probe_writeback")])
+# the exports build (CONFIG_LTTNG_KALLSYMS=n): nothing flagged
+UNWRAPPED = _audit([])
+CHECK = {"build": "/tree", "findings_total": 0,
+         "modules": [{"file": "/x/lttng_tracer.ko", "name": "lttng_tracer", "license": "GPL",
+                      "gpl_compatible": True, "symbols": [], "findings": []}]}
+
+
+def failing(audit, check=CHECK, kallsyms=False):
+    return sorted(c.key for c in symaudit.rows(audit, check, kallsyms) if c.agree is False)
+
+
+def test_the_measured_documents_pass():
+    assert failing(UNWRAPPED, kallsyms=False) == []
+    assert failing(WRAPPED, kallsyms=True) == []
+    keys = {c.key for c in symaudit.rows(UNWRAPPED, CHECK, False)}
+    assert {f"symcheck/by-name/{n}" for n in symaudit.COVERED} <= keys
+
+
+@pytest.mark.parametrize("name", symaudit.COVERED)
+def test_a_covered_name_resolved_by_name_without_the_wrapper_fails(name):
+    """On exports (wrapper compiled to "not found") an audit listing a covered
+    name, e.g. task_prio handed to a resolver, fails that name's row."""
+    doctored = _audit([(name, "lttng_tracer")])
+    got = failing(doctored, kallsyms=False)
+    assert f"symcheck/by-name/{name}" in got
+    assert "symcheck/flagged" in got
+
+
+def test_a_name_the_wrapper_resolves_must_be_found():
+    """With the wrapper, symcheck missing a lookup (a false negative) fails."""
+    doctored = copy.deepcopy(WRAPPED)
+    for m in doctored["modules"]:
+        m["findings"] = [f for f in m["findings"] if f["what"] != "task_prio"]
+    assert failing(doctored, kallsyms=True) == ["symcheck/by-name/task_prio"]
+
+
+def test_a_name_outside_the_series_does_not_fail_exports():
+    """irq_to_desc is not in the seed series: its lookup is the coverage table's
+    business ("not available"), not a symcheck row; but any flag fails flagged."""
+    doctored = _audit([("irq_to_desc", "lttng_wrapper")])
+    assert failing(doctored, kallsyms=False) == ["symcheck/flagged"]
+
+
+def test_a_check_finding_fails():
+    doctored = copy.deepcopy(CHECK)
+    doctored["modules"][0]["findings"] = [{"kind": "crc-mismatch", "symbol": "task_prio",
+                                           "message": "CRC differs"}]
+    doctored["findings_total"] = 1
+    assert failing(UNWRAPPED, doctored) == ["symcheck/check"]
+    row = [c for c in symaudit.rows(UNWRAPPED, doctored, False) if c.key == "symcheck/check"][0]
+    assert row.info["findings"] == ["lttng_tracer: crc-mismatch task_prio"]
+
+
+def test_the_symcheck_sources_are_labelled():
+    for c in symaudit.rows(WRAPPED, CHECK, True):
+        for s in c.sources:
+            assert oracles.label(s)[0] != "unlabelled", s
