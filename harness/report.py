@@ -31,6 +31,7 @@ def assemble(meta, results, order):
     rep["matrix"] = matrix(results, order)
     rep["oracles"] = oracles.table()
     rep["lttng_coverage"] = lttngreport.coverage(rep["variants"])
+    rep["lttng_findings"] = lttngreport.findings(rep["variants"])
     rep["verdict"] = overall_verdict(rep["variants"], rep["seeds"], rep["across"])
     return rep
 

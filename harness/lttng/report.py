@@ -2,7 +2,15 @@
 every name LTTng 2.13.9 resolves by kallsyms x variant -> how this LTTng got it
 and what the run shows of the feature."""
 
+from ..errors import HarnessError
+from . import build, session
 from .coverage import NAMES
+
+# The shipped prio-context crash (issue 13): a finding of the `shipped` series.
+# `make run` does not boot it (the boot ends in the panic); the e2e test does.
+PRIO_FIX = "0002-Fix-prio-context-look-up-task_prio-before-the-contex.patch"
+PRIO_CRASH_TEST = ("harness/tests/test_lttng_e2e.py::"
+                   "test_shipped_lttng_prio_context_is_one_classified_panic")
 
 
 def coverage(variants):
@@ -17,6 +25,51 @@ def coverage(variants):
         return []
     return [{"name": n, "feature": words, "variants": per.get(n, {})}
             for n, (_, words) in NAMES.items()]
+
+
+def _has_fix(series):
+    try:
+        return any(p.name == PRIO_FIX for p in build.series(series))
+    except HarnessError:
+        return None
+
+
+def findings(variants):
+    """The shipped-LTTng findings the report cites (report.json `lttng_findings`):
+    [] when no variant ran LTTng. Not re-run here: where it is tested, and which
+    of this run's LTTng boots carry the fix."""
+    booted = {n: v["lttng"]["series"] for n, v in variants.items()
+              if isinstance(v.get("lttng"), dict) and v["lttng"].get("series")}
+    if not booted:
+        return []
+    return [{
+        "id": "shipped-prio-context-crash",
+        "series": "shipped",
+        "what": "LTTng 2.13.9 as shipped never calls wrapper_task_prio_init(): "
+                "`lttng add-context -k -t prio` succeeds and the first event recorded with "
+                "the context calls NULL from prio_record() (lttng-tracer)",
+        "classified_as": f"one oops, then `Kernel panic - not syncing: Fatal exception` "
+                         f"(the LTTng boot's `{session.APPEND}`): not an oops per event, "
+                         "not a hang",
+        "tested_by": PRIO_CRASH_TEST,
+        "rerun_in_this_run": False,
+        "fix": PRIO_FIX,
+        "fix_in_booted_series": {n: {"series": s, "has_fix": _has_fix(s)}
+                                 for n, s in booted.items()},
+    }]
+
+
+def _findings_markdown(report, out):
+    for f in report.get("lttng_findings") or []:
+        booted = ", ".join(f"{n} (`{b['series']}`: {'with' if b['has_fix'] else 'WITHOUT'} "
+                           "the fix)" for n, b in f["fix_in_booted_series"].items())
+        out.append(f"### Finding of the `{f['series']}` LTTng series: {f['id']}")
+        out.append("")
+        out.append(f"{f['what']}; classified as {f['classified_as']}. Not re-run by this "
+                   f"run (that boot ends in the panic); `{f['tested_by']}` boots the "
+                   f"`{f['series']}` series on `stock` and expects exactly that. Patch "
+                   f"`{f['fix']}` fixes it. This run's LTTng boots: {booted}.")
+        out.append("")
 
 
 def markdown(report, out, table):
@@ -39,3 +92,4 @@ def markdown(report, out, table):
             cells.append(f"{c['how']}; {c['feature']}" if c else "")
         body.append([f"`{r['name']}`", r["feature"]] + cells)
     table(out, ["name", "LTTng feature"] + names, body)
+    _findings_markdown(report, out)

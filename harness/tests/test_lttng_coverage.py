@@ -76,3 +76,44 @@ def test_variant_lttng_table(tmp_path):
     with pytest.raises(HarnessError) as e:
         variants.parse(f)
     assert "nonsense" in e.value.message
+
+
+def test_the_prio_crash_finding_is_cited_when_lttng_ran():
+    """report.json/md cite the shipped prio-context crash whenever a variant ran
+    LTTng, with the boots' series checked for the fix; nothing without LTTng."""
+    assert report.findings({"stock": {"values": []}}) == []
+    variants_ = {"exports": {"lttng": {"series": "exports"}},
+                 "stock": {"lttng": {"series": "stock"}},
+                 "mine": {"lttng": {"error": "lttng", "wall_s": 1.0}}}
+    (f,) = report.findings(variants_)
+    assert f["rerun_in_this_run"] is False
+    assert f["fix_in_booted_series"] == {"exports": {"series": "exports", "has_fix": True},
+                                         "stock": {"series": "stock", "has_fix": True}}
+    # a booted series without the fix is named as such
+    (g,) = report.findings({"x": {"lttng": {"series": "shipped"}}})
+    assert g["fix_in_booted_series"]["x"]["has_fix"] is False
+    out = []
+    report.markdown({"lttng_coverage": [], "lttng_findings": [f], "variants": variants_}, out,
+                    lambda o, h, b: None)
+    assert out == []        # no coverage table, no LTTng section
+    rows = report.coverage({"stock": {"values": [
+        {"kind": "lttng-coverage", "key": "task_prio",
+         "sources": {"how": "export", "feature": "works"}}]}})
+    report.markdown({"lttng_coverage": rows, "lttng_findings": [f],
+                     "variants": variants_}, out, lambda o, h, b: None)
+    text = "\n".join(x for x in out if isinstance(x, str))
+    assert "prio_record" in text and report.PRIO_CRASH_TEST in text
+    assert "Not re-run by this run" in text and "oops=panic" in text
+
+
+def test_the_prio_crash_finding_points_at_what_exists():
+    """The test the finding cites exists, and the fix it names is what the shipped
+    series lacks and the kallsyms and stock series carry."""
+    from harness import paths
+    from harness.lttng import build
+    path, func = report.PRIO_CRASH_TEST.split("::")
+    assert f"def {func}(" in (paths.REPO / path).read_text()
+    names = {s: [p.name for p in build.series(s)] for s in ("shipped", "kallsyms", "stock",
+                                                            "exports")}
+    assert report.PRIO_FIX not in names["shipped"]
+    assert all(report.PRIO_FIX in names[s] for s in ("kallsyms", "stock", "exports"))
