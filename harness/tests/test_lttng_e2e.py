@@ -37,7 +37,8 @@ def test_lttng_comparison_passes(lttng_run):
     assert bad == [], bad
     # every wrapped feature the session covers left evidence
     keys = {c.key for c in rows}
-    for prefix in ("prio/", "ustack/depth", "blockdev/", "writeback/", "kmem/"):
+    for prefix in ("prio/", "ustack/depth", "blockdev/", "writeback/", "kmem/", "gdb/stop",
+                   "symcheck/by-name/", "symcheck/check"):
         assert any(k.startswith(prefix) for k in keys), prefix
     assert facts["events"]["sched_switch"] > 0
 
@@ -54,6 +55,14 @@ def test_coverage_names_how_lttng_got_each_name(lttng_run):
         assert cov["irq_to_desc"].startswith("not available")
     else:
         assert cov["task_prio"].startswith("kprobe trick")
+    # symcheck audit of the same build: the covered names by name only with the wrapper
+    audit = {c.key: c.sources["symcheck audit"] for c in rows
+             if c.key.startswith("symcheck/by-name/")}
+    assert len(audit) == 6
+    if v.name == "exports":
+        assert set(audit.values()) == {"not by name"}
+    else:
+        assert all("wrapper_kallsyms_lookup_name" in w for w in audit.values()), audit
 
 
 def _recorded(vdir):
@@ -143,3 +152,9 @@ def test_make_run_includes_the_lttng_comparison(tmp_path):
     assert rows and all(c["agree"] is True for c in rows)
     assert v["lttng"]["trace_bytes"] > 0
     assert {r["name"] for r in rep["lttng_coverage"]} >= {"task_prio", "global_wb_domain"}
+    assert {c["key"] for c in rows} >= {"gdb/stop", "writeback/dirty_limit-at-stop",
+                                        "symcheck/check", "symcheck/flagged"}
+    (finding,) = rep["lttng_findings"]
+    assert finding["fix_in_booted_series"]["stock"]["has_fix"] is True
+    md = (tmp_path / "latest" / "report.md").read_text()
+    assert "prio_record" in md and finding["tested_by"] in md
