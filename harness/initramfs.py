@@ -28,10 +28,20 @@ GUEST_CFLAGS = ("-static", "-O1", "-fno-omit-frame-pointer", "-fno-optimize-sibl
                 "-Wall", "-Wextra", "-Werror")
 
 
+def guest_program_key(src):
+    """The cache key of a guest program: its source, every header of paths.GUEST (names and
+    bytes: a program may include any of them) and the flags."""
+    h = hashlib.sha256(src.read_bytes())
+    for header in sorted(paths.GUEST.glob("*.h")):
+        h.update(b"\0" + header.name.encode() + b"\0" + header.read_bytes())
+    h.update(b"\0" + " ".join(GUEST_CFLAGS).encode())
+    return h.hexdigest()[:16]
+
+
 def build_guest_program(source, cache):
-    """Compile one guest program, cached by its source and the flags."""
+    """Compile one guest program, cached by its source, the guest headers and the flags."""
     src = paths.GUEST / source
-    key = hashlib.sha256(src.read_bytes() + " ".join(GUEST_CFLAGS).encode()).hexdigest()[:16]
+    key = guest_program_key(src)
     out = Path(cache) / "guest" / key / src.stem
     if out.exists():
         return out

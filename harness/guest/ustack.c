@@ -9,15 +9,11 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#define NOINLINE __attribute__((noinline))
-
-static unsigned long ret_addr[3];
-
 /*
  * read(2) without libc: the libc wrapper may use %rbp as a scratch register,
  * which would cut the frame-pointer chain the kernel walks.
  */
-static inline long raw_read(int fd, void *buf, unsigned long len)
+static __always_inline long raw_read(int fd, void *buf, unsigned long len)
 {
 	long ret;
 
@@ -28,13 +24,13 @@ static inline long raw_read(int fd, void *buf, unsigned long len)
 	return ret;
 }
 
-static NOINLINE int level3(void)
+/* The leaf action of level3 (ustack-frames.h): the module captures this read. */
+static __always_inline int ustack_leaf(void)
 {
 	static char buf[8192];
 	ssize_t n;
 	int fd;
 
-	ret_addr[0] = (unsigned long)__builtin_return_address(0);
 	fd = open("/proc/ksymlab/ustack", O_RDONLY);
 	if (fd < 0) {
 		perror("open /proc/ksymlab/ustack");
@@ -51,33 +47,4 @@ static NOINLINE int level3(void)
 	return 0;
 }
 
-static NOINLINE int level2(void)
-{
-	int ret;
-
-	ret_addr[1] = (unsigned long)__builtin_return_address(0);
-	ret = level3();
-	__asm__ volatile("" ::: "memory");	/* keep the call a real call */
-	return ret;
-}
-
-static NOINLINE int level1(void)
-{
-	int ret;
-
-	ret_addr[2] = (unsigned long)__builtin_return_address(0);
-	ret = level2();
-	__asm__ volatile("" ::: "memory");
-	return ret;
-}
-
-int main(void)
-{
-	int ret = level1();
-	int i;
-
-	for (i = 0; i < 3; i++)
-		printf("ustack-expect pid=%d depth=%d ret=0x%lx\n", (int)getpid(),
-		       i + 1, ret_addr[i]);
-	return ret;
-}
+#include "ustack-frames.h"

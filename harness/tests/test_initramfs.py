@@ -32,3 +32,21 @@ def test_any_change_misses(tmp_path):
     other = tmp_path / "gen_init_cpio2"
     other.write_bytes(b"tool v2")
     assert base != initramfs.content_key(spec(tmp_path), other)
+
+
+def test_guest_program_key_follows_the_guest_headers(tmp_path, monkeypatch):
+    """A guest program includes headers of harness/guest (ustack-frames.h): a header change
+    must rebuild it, or a run would boot the binary of the old header."""
+    monkeypatch.setattr(initramfs.paths, "GUEST", tmp_path)
+    src = tmp_path / "prog.c"
+    src.write_bytes(b'#include "frames.h"\n')
+    (tmp_path / "frames.h").write_bytes(b"int level3(void);\n")
+    base = initramfs.guest_program_key(src)
+    assert base == initramfs.guest_program_key(src)
+    (tmp_path / "frames.h").write_bytes(b"int level3(void) { return 1; }\n")
+    changed = initramfs.guest_program_key(src)
+    assert changed != base
+    (tmp_path / "other.h").write_bytes(b"")
+    assert initramfs.guest_program_key(src) not in (base, changed)
+    src.write_bytes(b'#include "frames.h" /* */\n')
+    assert len({base, changed, initramfs.guest_program_key(src)}) == 3
