@@ -16,16 +16,11 @@
  * a non-zero exit (2: bad arguments, 1: a system call failed). Arguments
  * are checked completely before any system call, so `--help` and bad
  * arguments never touch the caller's scheduling.
- *
- * glibc 2.36 has no sched_setattr() wrapper: struct sched_attr is the
- * kernel's (include/uapi/linux/sched/types.h, SCHED_ATTR_SIZE_VER0 fields).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <sched.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,41 +28,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#ifndef SCHED_BATCH
-#define SCHED_BATCH 3
-#endif
-#ifndef SCHED_IDLE
-#define SCHED_IDLE 5
-#endif
-#ifndef SCHED_DEADLINE
-#define SCHED_DEADLINE 6
-#endif
-
-struct ksymlab_sched_attr {
-	uint32_t size;
-	uint32_t sched_policy;
-	uint64_t sched_flags;
-	int32_t sched_nice;		/* SCHED_OTHER, SCHED_BATCH */
-	uint32_t sched_priority;	/* SCHED_FIFO, SCHED_RR */
-	uint64_t sched_runtime;		/* SCHED_DEADLINE, ns */
-	uint64_t sched_deadline;
-	uint64_t sched_period;
-};
-
-enum kind { NICE, RT, DL };
-
-static const struct {
-	const char *name;
-	int policy;
-	enum kind kind;
-} policies[] = {
-	{ "other", SCHED_OTHER, NICE },
-	{ "batch", SCHED_BATCH, NICE },
-	{ "idle", SCHED_IDLE, NICE },
-	{ "fifo", SCHED_FIFO, RT },
-	{ "rr", SCHED_RR, RT },
-	{ "deadline", SCHED_DEADLINE, DL },
-};
+#include "sched-attr.h"
 
 static void usage(void)
 {
@@ -108,8 +69,7 @@ int main(int argc, char **argv)
 	struct ksymlab_sched_attr attr, got;
 	long long v, deadline = 0, period = 0;
 	char what[160];
-	size_t i;
-	int fd;
+	int i, fd;
 
 	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 		usage();
@@ -117,10 +77,8 @@ int main(int argc, char **argv)
 	}
 	if (argc < 3)
 		return die(2, "missing arguments (see --help)", EINVAL);
-	for (i = 0; i < sizeof(policies) / sizeof(policies[0]); i++)
-		if (!strcmp(argv[1], policies[i].name))
-			break;
-	if (i == sizeof(policies) / sizeof(policies[0])) {
+	i = lookup_policy(argv[1]);
+	if (i < 0) {
 		snprintf(what, sizeof(what), "unknown policy %s", argv[1]);
 		return die(2, what, EINVAL);
 	}

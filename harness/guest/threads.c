@@ -27,7 +27,6 @@
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,38 +35,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#ifndef SCHED_BATCH
-#define SCHED_BATCH 3
-#endif
-#ifndef SCHED_IDLE
-#define SCHED_IDLE 5
-#endif
+#include "sched-attr.h"
 
 #define MAX_THREADS 16
-
-/* include/uapi/linux/sched/types.h, SCHED_ATTR_SIZE_VER0 */
-struct ksymlab_sched_attr {
-	uint32_t size;
-	uint32_t sched_policy;
-	uint64_t sched_flags;
-	int32_t sched_nice;
-	uint32_t sched_priority;
-	uint64_t sched_runtime;
-	uint64_t sched_deadline;
-	uint64_t sched_period;
-};
-
-static const struct {
-	const char *name;
-	int policy;
-	int rt;
-} policies[] = {
-	{ "other", SCHED_OTHER, 0 },
-	{ "batch", SCHED_BATCH, 0 },
-	{ "idle", SCHED_IDLE, 0 },
-	{ "fifo", SCHED_FIFO, 1 },
-	{ "rr", SCHED_RR, 1 },
-};
 
 struct thread {
 	int policy;		/* index into policies[] */
@@ -99,16 +69,6 @@ static void usage(void)
 	      stdout);
 }
 
-static int lookup_policy(const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(policies) / sizeof(policies[0]); i++)
-		if (!strcmp(name, policies[i].name))
-			return i;
-	return -1;
-}
-
 static int parse_value(const char *s, int rt, long *out)
 {
 	char *end;
@@ -130,7 +90,7 @@ static int set_policy(struct thread *t)
 	memset(&attr, 0, sizeof(attr));
 	attr.size = sizeof(attr);
 	attr.sched_policy = policies[t->policy].policy;
-	if (policies[t->policy].rt) {
+	if (policies[t->policy].kind == RT) {
 		attr.sched_priority = t->value;
 	} else {
 		attr.sched_nice = t->value;
@@ -263,11 +223,13 @@ int main(int argc, char **argv)
 			struct thread *t = &threads[nr_threads++];
 
 			t->policy = lookup_policy(argv[i]);
-			if (t->policy < 0) {
+			/* no deadline parameters here: deadline is unknown */
+			if (t->policy < 0 || policies[t->policy].kind == DL) {
 				snprintf(what, sizeof(what), "unknown policy %s", argv[i]);
 				return die(2, what, EINVAL);
 			}
-			if (parse_value(argv[i + 1], policies[t->policy].rt, &t->value)) {
+			if (parse_value(argv[i + 1], policies[t->policy].kind == RT,
+					&t->value)) {
 				snprintf(what, sizeof(what), "%s value %s out of range",
 					 argv[i], argv[i + 1]);
 				return die(2, what, EINVAL);
