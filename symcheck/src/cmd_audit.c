@@ -39,10 +39,7 @@ static bool in_list(const char *s, const char *const *list, size_t n)
 
 static audit_finding_t *add_finding(audit_module_t *r, const char *kind, const char *what)
 {
-    if (r->n == r->cap) {
-        r->cap = r->cap ? r->cap * 2 : 8;
-        r->v = xrealloc(r->v, r->cap * sizeof *r->v);
-    }
+    r->v = xgrow(r->v, r->n, &r->cap, sizeof *r->v, 8);
     audit_finding_t *f = &r->v[r->n++];
     memset(f, 0, sizeof *f);
     f->kind = kind;

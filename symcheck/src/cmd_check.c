@@ -13,10 +13,7 @@
 
 static void add_finding(check_result_t *r, const char *kind, const char *sym, char *message)
 {
-    if (r->n_findings == r->cap) {
-        r->cap = r->cap ? r->cap * 2 : 16;
-        r->findings = xrealloc(r->findings, r->cap * sizeof *r->findings);
-    }
+    r->findings = xgrow(r->findings, r->n_findings, &r->cap, sizeof *r->findings, 16);
     finding_t *f = &r->findings[r->n_findings++];
     f->kind = kind;
     f->symbol = sym ? xstrdup(sym) : NULL;

@@ -11,10 +11,7 @@ const char *const diff_kind_names[N_DIFF_KINDS] = {"added", "removed", "crc", "c
 
 static void add_change(diff_result_t *r, enum diff_kind kind, const export_t *old, const export_t *new)
 {
-    if (r->n == r->cap) {
-        r->cap = r->cap ? r->cap * 2 : 64;
-        r->v = xrealloc(r->v, r->cap * sizeof *r->v);
-    }
+    r->v = xgrow(r->v, r->n, &r->cap, sizeof *r->v, 64);
     r->v[r->n++] = (change_t){kind, old, new};
     r->counts[kind]++;
 }

@@ -9,10 +9,7 @@
 
 static disagreement_t *add_disagreement(exports_result_t *r, const char *kind, const char *symbol)
 {
-    if (r->n == r->cap) {
-        r->cap = r->cap ? r->cap * 2 : 64;
-        r->v = xrealloc(r->v, r->cap * sizeof *r->v);
-    }
+    r->v = xgrow(r->v, r->n, &r->cap, sizeof *r->v, 64);
     disagreement_t *d = &r->v[r->n++];
     memset(d, 0, sizeof *d);
     d->kind = kind;

@@ -112,10 +112,7 @@ static void collect_functions(const img_t *im, cs_module_t *m)
             continue;
         if (s->st_value >= im->sec[s->st_shndx].size)
             continue;
-        if (m->n_fn == cap) {
-            cap = cap ? cap * 2 : 64;
-            m->fn = xrealloc(m->fn, cap * sizeof *m->fn);
-        }
+        m->fn = xgrow(m->fn, m->n_fn, &cap, sizeof *m->fn, 64);
         cs_func_t *f = &m->fn[m->n_fn++];
         memset(f, 0, sizeof *f);
         f->name = name;
@@ -198,10 +195,7 @@ static size_t cur_sec;   /* section of the events pushed (set by the driver) */
 
 static raw_ev_t *push_raw(raw_list_t *l, uint64_t off)
 {
-    if (l->n == l->cap) {
-        l->cap = l->cap ? l->cap * 2 : 64;
-        l->v = xrealloc(l->v, l->cap * sizeof *l->v);
-    }
+    l->v = xgrow(l->v, l->n, &l->cap, sizeof *l->v, 64);
     raw_ev_t *r = &l->v[l->n++];
     memset(r, 0, sizeof *r);
     r->sec = cur_sec;
@@ -421,10 +415,7 @@ static int cmp_raw(const void *a, const void *b)
 
 static void push_event(cs_func_t *f, const cs_event_t *ev)
 {
-    if (f->n_ev == f->cap) {
-        f->cap = f->cap ? f->cap * 2 : 16;
-        f->ev = xrealloc(f->ev, f->cap * sizeof *f->ev);
-    }
+    f->ev = xgrow(f->ev, f->n_ev, &f->cap, sizeof *f->ev, 16);
     f->ev[f->n_ev++] = *ev;
 }
 

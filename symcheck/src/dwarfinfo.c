@@ -171,10 +171,7 @@ static void record(dw_func_t *f, Dwarf_Die *fn)
         }
         if (tag != DW_TAG_formal_parameter)
             continue;
-        if (f->n_params == cap) {
-            cap = cap ? cap * 2 : 8;
-            f->params = xrealloc(f->params, cap * sizeof *f->params);
-        }
+        f->params = xgrow(f->params, f->n_params, &cap, sizeof *f->params, 8);
         Dwarf_Attribute a;
         const char *pn = NULL;
         if (dwarf_attr_integrate(&c, DW_AT_name, &a))

@@ -7,10 +7,7 @@
 void exportset_add(exportset_t *s, const char *name, const char *module, const char *ns,
                    uint32_t crc, bool has_crc, enum exp_class cls)
 {
-    if (s->n == s->cap) {
-        s->cap = s->cap ? s->cap * 2 : 256;
-        s->v = xrealloc(s->v, s->cap * sizeof *s->v);
-    }
+    s->v = xgrow(s->v, s->n, &s->cap, sizeof *s->v, 256);
     export_t *e = &s->v[s->n++];
     /* one allocation holds name, module and namespace; name owns it */
     if (!module)

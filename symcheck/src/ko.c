@@ -90,10 +90,7 @@ static int read_symtab(Elf *elf, unsigned char *buf, size_t len, komod_t *m, err
         /* modpost ignores this one (ignore_undef_symbol) */
         if (strcmp(name, "_GLOBAL_OFFSET_TABLE_") == 0)
             continue;
-        if (m->n_undef == cap) {
-            cap = cap ? cap * 2 : 64;
-            m->undef = xrealloc(m->undef, cap * sizeof *m->undef);
-        }
+        m->undef = xgrow(m->undef, m->n_undef, &cap, sizeof *m->undef, 64);
         m->undef[m->n_undef].name = xstrdup(name);
         m->undef[m->n_undef].weak = bind == STB_WEAK;
         m->n_undef++;

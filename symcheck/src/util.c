@@ -179,12 +179,18 @@ void file_free(filebuf_t *fb)
     memset(fb, 0, sizeof *fb);
 }
 
+void *xgrow(void *v, size_t n, size_t *cap, size_t elem, size_t first)
+{
+    if (n == *cap) {
+        *cap = *cap ? *cap * 2 : first;
+        v = xrealloc(v, *cap * elem);
+    }
+    return v;
+}
+
 void strvec_push(strvec_t *sv, const char *s)
 {
-    if (sv->n == sv->cap) {
-        sv->cap = sv->cap ? sv->cap * 2 : 8;
-        sv->v = xrealloc(sv->v, sv->cap * sizeof *sv->v);
-    }
+    sv->v = xgrow(sv->v, sv->n, &sv->cap, sizeof *sv->v, 8);
     sv->v[sv->n++] = xstrdup(s);
 }
 

@@ -32,6 +32,9 @@ void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Room for element n of the growable array v of capacity *cap: when n == *cap the capacity
+ * becomes first, then doubles, and v is reallocated. Returns v (perhaps moved). */
+void *xgrow(void *v, size_t n, size_t *cap, size_t elem, size_t first);
 
 /* Growable array of char* (owned). */
 typedef struct { char **v; size_t n, cap; } strvec_t;
