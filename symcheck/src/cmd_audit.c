@@ -381,14 +381,9 @@ static void json_module(json_t *j, const audit_module_t *am)
     json_key(j, "flagged"); json_bool(j, am->n > 0);
     json_key(j, "findings");
     json_arr_begin(j);
-    for (size_t i = 0; i < am->n; i++) {
-        json_obj_begin(j);
-        json_key(j, "kind"); json_str(j, am->v[i].kind);
-        json_key(j, "what"); json_str(j, am->v[i].what);
-        json_key(j, "via"); json_str(j, am->v[i].via);
-        json_key(j, "where"); json_str(j, am->v[i].where);
-        json_obj_end(j);
-    }
+    for (size_t i = 0; i < am->n; i++)
+        json_str_obj(j, 4, "kind", am->v[i].kind, "what", am->v[i].what, "via", am->v[i].via,
+                     "where", am->v[i].where);
     json_arr_end(j);
     json_key(j, "resolvers");
     json_arr_begin(j);
@@ -397,13 +392,9 @@ static void json_module(json_t *j, const audit_module_t *am)
     json_arr_end(j);
     json_key(j, "instrumentation");
     json_arr_begin(j);
-    for (size_t i = 0; i < am->n_notes; i++) {
-        json_obj_begin(j);
-        json_key(j, "function"); json_str(j, am->notes[i].function);
-        json_key(j, "symbol_name"); json_str(j, am->notes[i].symbol_name);
-        json_key(j, "where"); json_str(j, am->notes[i].where);
-        json_obj_end(j);
-    }
+    for (size_t i = 0; i < am->n_notes; i++)
+        json_str_obj(j, 3, "function", am->notes[i].function, "symbol_name", am->notes[i].symbol_name,
+                     "where", am->notes[i].where);
     json_arr_end(j);
     json_obj_end(j);
 }

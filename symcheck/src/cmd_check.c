@@ -202,13 +202,9 @@ static void json_module(json_t *j, const char *path, const komod_t *m, const che
     json_arr_end(j);
     json_key(j, "findings");
     json_arr_begin(j);
-    for (size_t i = 0; i < r->n_findings; i++) {
-        json_obj_begin(j);
-        json_key(j, "kind"); json_str(j, r->findings[i].kind);
-        json_key(j, "symbol"); json_str(j, r->findings[i].symbol);
-        json_key(j, "message"); json_str(j, r->findings[i].message);
-        json_obj_end(j);
-    }
+    for (size_t i = 0; i < r->n_findings; i++)
+        json_str_obj(j, 3, "kind", r->findings[i].kind, "symbol", r->findings[i].symbol, "message",
+                     r->findings[i].message);
     json_arr_end(j);
     json_obj_end(j);
 }

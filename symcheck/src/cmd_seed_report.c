@@ -95,12 +95,8 @@ static void json_function(json_t *j, const dw_func_t *hit)
     json_key(j, "function"); json_str(j, hit->want);
     json_key(j, "params");
     json_arr_begin(j);
-    for (size_t p = 0; p < hit->n_params; p++) {
-        json_obj_begin(j);
-        json_key(j, "name"); json_str(j, hit->params[p].name);
-        json_key(j, "type"); json_str(j, hit->params[p].type);
-        json_obj_end(j);
-    }
+    for (size_t p = 0; p < hit->n_params; p++)
+        json_str_obj(j, 2, "name", hit->params[p].name, "type", hit->params[p].type);
     json_arr_end(j);
     json_key(j, "variadic"); json_bool(j, hit->variadic);
     json_obj_end(j);

@@ -106,6 +106,19 @@ void json_obj_end(json_t *j) { json_close(j, '}'); }
 void json_arr_begin(json_t *j) { json_open(j, '['); }
 void json_arr_end(json_t *j) { json_close(j, ']'); }
 
+void json_str_obj(json_t *j, size_t n, ...)
+{
+    va_list ap;
+    va_start(ap, n);
+    json_obj_begin(j);
+    for (size_t i = 0; i < n; i++) {
+        json_key(j, va_arg(ap, const char *));
+        json_str(j, va_arg(ap, const char *));
+    }
+    json_obj_end(j);
+    va_end(ap);
+}
+
 void json_key(json_t *j, const char *k)
 {
     json_pre(j);

@@ -40,6 +40,8 @@ void json_int(json_t *j, long long v);
 void json_bool(json_t *j, bool v);
 void json_null(json_t *j);
 void json_crc(json_t *j, uint32_t crc, bool has); /* "0x%08x" or null */
+/* An object of n string members: n pairs of key, value (NULL value -> null). */
+void json_str_obj(json_t *j, size_t n, ...);
 void json_finish(json_t *j);                     /* newline */
 
 /* Write s as a JSON string literal (valid UTF-8 passes through; invalid bytes become \u00XX). */
