@@ -25,6 +25,11 @@ int cmd_audit(int argc, char **argv, bool json);
 /* ---- shared helpers (cmd_common.c) */
 /* "symcheck: <fmt with arg> (see symcheck --help)" on stderr; returns EXIT_TROUBLE. */
 int usage_error(const char *fmt, const char *arg);
+/* The arguments of check and audit (CMD): -q/--quiet when quiet is not NULL, --tree DIR or
+ * --tree=DIR into *tree, the others into pos[*np++] (argc slots). Returns 0, or the usage error
+ * "CMD: --tree needs a directory" / "CMD: unknown option OPT" (EXIT_TROUBLE). */
+int parse_tree_args(const char *cmd, int argc, char **argv, bool *quiet, const char **tree, char **pos,
+                    int *np);
 /* "symcheck: FILE: problem" on stderr; returns EXIT_TROUBLE. */
 int report_error(const char *file, const err_t *e);
 /* "0x%08x" or "-" */

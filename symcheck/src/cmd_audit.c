@@ -493,20 +493,9 @@ int cmd_audit(int argc, char **argv, bool json)
     const char *tree = NULL;
     char **files = xcalloc((size_t)argc + 1, sizeof *files);
     int nf = 0;
-    for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--tree") == 0 && i + 1 >= argc) {
-            free(files);
-            return usage_error("audit: --tree needs a directory%s", NULL);
-        } else if (strcmp(argv[i], "--tree") == 0) {
-            tree = argv[++i];
-        } else if (strncmp(argv[i], "--tree=", 7) == 0) {
-            tree = argv[i] + 7;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            free(files);
-            return usage_error("audit: unknown option %s", argv[i]);
-        } else {
-            files[nf++] = argv[i];
-        }
+    if (parse_tree_args("audit", argc, argv, NULL, &tree, files, &nf)) {
+        free(files);
+        return EXIT_TROUBLE;
     }
     if ((tree && nf) || (!tree && !nf)) {
         free(files);

@@ -254,20 +254,8 @@ static int parse_args(int argc, char **argv, check_args_t *a)
 {
     memset(a, 0, sizeof *a);
     a->pos = xcalloc((size_t)argc + 1, sizeof *a->pos);
-    for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "-q") == 0 || strcmp(argv[i], "--quiet") == 0)
-            a->quiet = true;
-        else if (strcmp(argv[i], "--tree") == 0 && i + 1 >= argc)
-            return usage_error("check: --tree needs a directory%s", NULL);
-        else if (strcmp(argv[i], "--tree") == 0)
-            a->tree = argv[++i];
-        else if (strncmp(argv[i], "--tree=", 7) == 0)
-            a->tree = argv[i] + 7;
-        else if (argv[i][0] == '-' && argv[i][1])
-            return usage_error("check: unknown option %s", argv[i]);
-        else
-            a->pos[a->np++] = argv[i];
-    }
+    if (parse_tree_args("check", argc, argv, &a->quiet, &a->tree, a->pos, &a->np))
+        return EXIT_TROUBLE;
     if (a->tree && a->np > 1)
         return usage_error("check: expected --tree DIR [BUILD]%s", NULL);
     if (!a->tree && a->np < 2)

@@ -13,6 +13,29 @@ int usage_error(const char *fmt, const char *arg)
     return EXIT_TROUBLE;
 }
 
+int parse_tree_args(const char *cmd, int argc, char **argv, bool *quiet, const char **tree, char **pos,
+                    int *np)
+{
+    char fmt[64];
+    for (int i = 0; i < argc; i++) {
+        if (quiet && (strcmp(argv[i], "-q") == 0 || strcmp(argv[i], "--quiet") == 0)) {
+            *quiet = true;
+        } else if (strcmp(argv[i], "--tree") == 0 && i + 1 >= argc) {
+            return usage_error("%s: --tree needs a directory", cmd);
+        } else if (strcmp(argv[i], "--tree") == 0) {
+            *tree = argv[++i];
+        } else if (strncmp(argv[i], "--tree=", 7) == 0) {
+            *tree = argv[i] + 7;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            snprintf(fmt, sizeof fmt, "%.40s: unknown option %%s", cmd);
+            return usage_error(fmt, argv[i]);
+        } else {
+            pos[(*np)++] = argv[i];
+        }
+    }
+    return 0;
+}
+
 int report_error(const char *file, const err_t *e)
 {
     fprintf(stderr, "symcheck: %s: %s\n", file, e->msg);
