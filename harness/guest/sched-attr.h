@@ -2,7 +2,8 @@
 /*
  * What ksymlab-sched (sched.c) and ksymlab-threads (threads.c) share to set
  * a scheduling policy with sched_setattr(2): the policy numbers glibc may
- * lack, the kernel's struct sched_attr and one table of the policy names.
+ * lack, the kernel's struct sched_attr and one table of the policy names;
+ * and how both end once their report is written (detach_and_pause()).
  *
  * glibc 2.36 has no sched_setattr() wrapper: struct sched_attr is the
  * kernel's (include/uapi/linux/sched/types.h, SCHED_ATTR_SIZE_VER0 fields).
@@ -10,9 +11,11 @@
 #ifndef KSYMLAB_SCHED_ATTR_H
 #define KSYMLAB_SCHED_ATTR_H
 
+#include <fcntl.h>
 #include <linux/types.h>
 #include <sched.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifndef SCHED_BATCH
 #define SCHED_BATCH 3
@@ -64,6 +67,24 @@ static inline int lookup_policy(const char *name)
 		if (!strcmp(name, policies[i].name))
 			return i;
 	return -1;
+}
+
+/*
+ * Once the report is written and flushed: point stdout and stderr at
+ * /dev/null, so that whoever reads the report (a fifo in the guest init)
+ * sees EOF once every earlier task has reported too, and sleep in pause()
+ * without using CPU. Returns (1) only when /dev/null cannot be set up.
+ */
+static inline int detach_and_pause(void)
+{
+	int fd = open("/dev/null", O_RDWR);
+
+	if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0)
+		return 1;
+	if (fd > STDERR_FILENO)
+		close(fd);
+	for (;;)
+		pause();
 }
 
 #endif

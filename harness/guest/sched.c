@@ -69,7 +69,7 @@ int main(int argc, char **argv)
 	struct ksymlab_sched_attr attr, got;
 	long long v, deadline = 0, period = 0;
 	char what[160];
-	int i, fd;
+	int i;
 
 	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 		usage();
@@ -163,13 +163,5 @@ int main(int argc, char **argv)
 		printf("task pid=%d policy=%s value=%lld\n", (int)getpid(), argv[1], v);
 	if (fflush(stdout) || ferror(stdout))
 		return die(1, "write to stdout", errno);
-
-	/* Let the reader see EOF once every earlier task has reported too. */
-	fd = open("/dev/null", O_RDWR);
-	if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0)
-		return 1;
-	if (fd > STDERR_FILENO)
-		close(fd);
-	for (;;)
-		pause();
+	return detach_and_pause();
 }

@@ -188,7 +188,7 @@ static int waiters_blocked(void)
 int main(int argc, char **argv)
 {
 	char what[160];
-	int pi, i, fd, tries;
+	int pi, i, tries;
 	pthread_t th;
 
 	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
@@ -270,12 +270,5 @@ int main(int argc, char **argv)
 	}
 	if (fflush(stdout) || ferror(stdout))
 		return die(1, "write to stdout", errno);
-
-	fd = open("/dev/null", O_RDWR);
-	if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0)
-		return 1;
-	if (fd > STDERR_FILENO)
-		close(fd);
-	for (;;)
-		pause();
+	return detach_and_pause();
 }
