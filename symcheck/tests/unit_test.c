@@ -449,10 +449,54 @@ TEST(json_strings)
     json_key(&j, "b"); json_arr_begin(&j); json_str(&j, "x"); json_null(&j); json_bool(&j, true);
     json_crc(&j, 0xab, true); json_arr_end(&j);
     json_key(&j, "c"); json_obj_begin(&j); json_obj_end(&j);
+    /* json_str_obj: string members in order, NULL as null, escaped, none */
+    json_key(&j, "d"); json_arr_begin(&j);
+    json_str_obj(&j, 2, "kind", "k", "via", NULL); json_str_obj(&j, 0); json_str_obj(&j, 1, "q\"", "v\n");
+    json_arr_end(&j);
     json_obj_end(&j);
     fclose(f);
-    CHECK(strcmp(buf, "{\"a\":1,\"b\":[\"x\",null,true,\"0x000000ab\"],\"c\":{}}") == 0);
+    CHECK(strcmp(buf, "{\"a\":1,\"b\":[\"x\",null,true,\"0x000000ab\"],\"c\":{},"
+                      "\"d\":[{\"kind\":\"k\",\"via\":null},{},{\"q\\\"\":\"v\\n\"}]}") == 0);
     free(buf);
+}
+
+/* xgrow: capacity first, then doubling; the elements kept. */
+TEST(grow_arrays)
+{
+    int *v = NULL;
+    size_t n = 0, cap = 0;
+    for (; n < 11; n++) {
+        v = xgrow(v, n, &cap, sizeof *v, 4);
+        v[n] = (int)n * 3;
+        CHECK(cap == (n < 4 ? 4 : n < 8 ? 8 : 16));
+    }
+    for (size_t i = 0; i < n; i++)
+        CHECK(v[i] == (int)i * 3);
+    free(v);
+}
+
+/* parse_tree_args: the options check and audit share, and their usage errors (stderr not checked). */
+TEST(tree_args)
+{
+    char *argv[] = {"-q", "a.ko", "--tree", "DIR", "b", "--tree=T2", NULL};
+    char *pos[8] = {0};
+    const char *tree = NULL;
+    bool quiet = false;
+    int np = 0;
+    CHECK(parse_tree_args("check", 6, argv, &quiet, &tree, pos, &np) == 0);
+    CHECK(quiet && tree && strcmp(tree, "T2") == 0 && np == 2 && strcmp(pos[0], "a.ko") == 0 &&
+          strcmp(pos[1], "b") == 0);
+    np = 0;
+    tree = NULL;
+    /* without quiet, -q is an unknown option */
+    CHECK(parse_tree_args("audit", 6, argv, NULL, &tree, pos, &np) == EXIT_TROUBLE && np == 0);
+    char *last[] = {"x.ko", "--tree", NULL};
+    np = 0;
+    CHECK(parse_tree_args("audit", 2, last, NULL, &tree, pos, &np) == EXIT_TROUBLE && tree == NULL);
+    char *dash[] = {"-", "--tree", "D", NULL};
+    np = 0;
+    CHECK(parse_tree_args("audit", 3, dash, NULL, &tree, pos, &np) == 0 && np == 1 &&
+          strcmp(pos[0], "-") == 0 && strcmp(tree, "D") == 0);
 }
 
 TEST(tables)
@@ -874,6 +918,8 @@ int main(int argc, char **argv)
     RUN(no_dwarf);
     RUN(build_open_fake);
     RUN(json_strings);
+    RUN(grow_arrays);
+    RUN(tree_args);
     RUN(tables);
     RUN(file_load_errors);
     RUN(exports_compute_kinds);
