@@ -34,8 +34,14 @@ def series(name, root=None):
     return out
 
 
+# What a build directory holds; bumped when that changes so cached builds are redone.
+# 2: ko/Module.symvers, LTTng's own modpost output (the CRCs its modules export to each other).
+LAYOUT_VERSION = "2"
+
+
 def build_key(tree, src_digest, patches, kallsyms):
-    h = hashlib.sha256(f"{tree.key}\0{src_digest}\0kallsyms={kallsyms}\0".encode())
+    h = hashlib.sha256(f"{tree.key}\0{src_digest}\0kallsyms={kallsyms}\0"
+                       f"layout={LAYOUT_VERSION}\0".encode())
     for p in patches:
         h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
     return h.hexdigest()[:20]
@@ -95,6 +101,10 @@ def build(tree, series_name, cache, kallsyms=True, patches_root=None):
         release = kernel_release(tree)
         for ko in kos:
             shutil.copy2(ko, out / "ko" / ko.name)
+        symvers = work / "src" / "Module.symvers"    # M=src (LTTng's top Makefile)
+        if not symvers.is_file():
+            raise HarnessError("lttng", f"make succeeded but wrote no {symvers}", log)
+        shutil.copy2(symvers, out / "ko" / "Module.symvers")
         stage(out, tree)
         shutil.rmtree(work)         # 46 MB of objects; the .ko stay in ko/
         secs = round(time.monotonic() - t0, 1)

@@ -1,7 +1,8 @@
 """symcheck audit (and check) on module sets: synthetic fixtures compiled like kernel code from
 tests/fixtures/audit/*.c, whose "expect:" comment lines are the oracle (what each module resolves
 by name, which of its functions resolve names for others, its kprobe instrumentation), binutils'
-objdump for where the findings point, and an optional real LTTng build."""
+objdump for where the findings point, and a real LTTng build (the harness builds the stock
+variant's, or KSYMLAB_LTTNG_MODULES names one)."""
 import json
 import os
 import re
@@ -225,10 +226,8 @@ def test_check_doctored_provider_crc(tmp_path):
     assert [(f["kind"], f["symbol"]) for f in d["modules"][0]["findings"]] == [("crc-mismatch", "fake_lookup_name")]
 
 
-# ------------------------------------------------------------------ real LTTng (optional)
+# ------------------------------------------------------------------ real LTTng
 
-LTTNG = os.environ.get("KSYMLAB_LTTNG_MODULES", "/var/tmp/symaudit/x/usr/src/lttng-modules-2.13.9/src")
-LTTNG_TREE = os.environ.get("KSYMLAB_LTTNG_KERNEL", "/var/cache/ksymlab/trees/9bc0bb4c38fa6e0f1e43/linux")
 # what LTTng 2.13.9 resolves through its wrapper (issue 13; reference.md), plus stack_trace_save
 # (its kernel callstack context) and the wrapper's own kprobe target
 LTTNG_NAMES = {"task_prio", "stack_trace_save_user", "save_stack_trace_user", "get_pfnblock_flags_mask",
@@ -248,18 +247,32 @@ def rodata_identifiers(path):
     return out
 
 
-def lttng_modules():
-    if not os.path.isdir(LTTNG):
-        pytest.skip("no LTTng build at %s (set KSYMLAB_LTTNG_MODULES)" % LTTNG)
-    mods = sorted(os.path.join(dp, f) for dp, _, fs in os.walk(LTTNG) for f in fs if f.endswith(".ko"))
-    if not mods:
-        pytest.skip("no .ko under %s" % LTTNG)
-    return mods
+@pytest.fixture(scope="module")
+def lttng_build():
+    """(modules dir, its .ko files, kernel tree) of a real LTTng 2.13.9 build with its kallsyms wrapper.
+
+    KSYMLAB_LTTNG_MODULES (and KSYMLAB_LTTNG_KERNEL) name one; otherwise the harness builds, or
+    takes from its cache, the stock variant's (series stock: as Debian ships it plus the fixes)."""
+    mods = os.environ.get("KSYMLAB_LTTNG_MODULES")
+    if mods:
+        tree = os.environ.get("KSYMLAB_LTTNG_KERNEL", "")
+    else:
+        from harness import kernel
+        from harness.lttng import build as lbuild
+        from harness.options import RunOptions
+        opts = RunOptions.from_env()
+        (v,) = opts.select(["stock"])
+        t = kernel.prepare(v, opts.cache)
+        mods = str(lbuild.build(t, v.lttng_series, opts.cache, kallsyms=v.lttng_kallsyms) / "ko")
+        tree = str(t.src)
+    kos = sorted(os.path.join(dp, f) for dp, _, fs in os.walk(mods) for f in fs if f.endswith(".ko"))
+    assert kos, "no .ko under %s" % mods
+    return mods, kos, tree
 
 
 @pytest.mark.e2e
-def test_lttng_audit():
-    mods = lttng_modules()
+def test_lttng_audit(lttng_build):
+    LTTNG, mods, _ = lttng_build
     d = audit_json("--tree", LTTNG)
     assert len(d["modules"]) == len(mods)
     for m in d["modules"]:
@@ -274,21 +287,20 @@ def test_lttng_audit():
 
 
 @pytest.mark.e2e
-def test_lttng_check_against_tree():
-    lttng_modules()
-    if not os.path.exists(os.path.join(LTTNG_TREE, "Module.symvers")):
-        pytest.skip("no kernel tree at %s (set KSYMLAB_LTTNG_KERNEL)" % LTTNG_TREE)
+def test_lttng_check_against_tree(lttng_build):
+    LTTNG, _, LTTNG_TREE = lttng_build
+    assert os.path.exists(os.path.join(LTTNG_TREE, "Module.symvers")), LTTNG_TREE
     r = symcheck("--json", "check", "--tree", LTTNG, LTTNG_TREE)
     assert r.returncode == 0, r.stdout[-2000:]
     d = json.loads(r.stdout)
     assert d["findings_total"] == 0
     own = os.path.join(LTTNG, "Module.symvers")
-    if os.path.exists(own):
-        # oracle: LTTng's own modpost output for the symbols its modules export to each other
-        sv = read_symvers_text(own)
-        inter = [(s, m) for m in d["modules"] for s in m["symbols"] if s["provider"] != "vmlinux"]
-        assert inter
-        for s, m in inter:
-            crc, module, typ, _ = sv[s["name"]]
-            assert (int(s["build_crc"], 16), s["class"]) == (crc, typ), (m["name"], s["name"])
-            assert s["provider"].endswith(module.rsplit("/", 1)[-1])
+    assert os.path.exists(own), own
+    # oracle: LTTng's own modpost output for the symbols its modules export to each other
+    sv = read_symvers_text(own)
+    inter = [(s, m) for m in d["modules"] for s in m["symbols"] if s["provider"] != "vmlinux"]
+    assert inter
+    for s, m in inter:
+        crc, module, typ, _ = sv[s["name"]]
+        assert (int(s["build_crc"], 16), s["class"]) == (crc, typ), (m["name"], s["name"])
+        assert s["provider"].endswith(module.rsplit("/", 1)[-1])
