@@ -116,6 +116,7 @@ class VariantResult:
                 "symbols_agree": sum(c.agree is True for c in self.symbols),
                 "values": len(self.values),
                 "values_agree": sum(c.agree is True for c in self.values),
+                "values_disagree": sum(c.agree is False for c in self.values),
                 "unchecked": sum(c.agree is None for c in rows)}
 
     @property

@@ -185,8 +185,11 @@ def run_variant(variant, tree, vdir, opts, steps):
         samplers=found.samplers, notes=found.notes, guest_errors=found.guest_errors,
         timings=dict(steps.seconds), facts=facts)
     c = result.counts
-    say("verify", f"{variant.name}: {c['symbols_agree']}/{c['symbols']} symbols and "
-                  f"{c['values_agree']}/{c['values']} values agree: {result.verdict}")
+    # unchecked rows (agree None) are neither agreement nor failure: name them apart
+    say("verify", f"{variant.name}: {c['symbols_agree']}/{c['symbols']} symbols, "
+                  f"{c['values_agree']} values agree, {c['values_disagree']} disagree, "
+                  f"{c['values'] - c['values_agree'] - c['values_disagree']} unchecked: "
+                  f"{result.verdict}")
     return result
 
 
