@@ -255,7 +255,8 @@ def lttng_build():
     takes from its cache, the stock variant's (series stock: as Debian ships it plus the fixes)."""
     mods = os.environ.get("KSYMLAB_LTTNG_MODULES")
     if mods:
-        tree = os.environ.get("KSYMLAB_LTTNG_KERNEL", "")
+        tree = os.environ.get("KSYMLAB_LTTNG_KERNEL")
+        assert tree, "KSYMLAB_LTTNG_MODULES needs KSYMLAB_LTTNG_KERNEL, the tree it was built against"
     else:
         from harness import kernel
         from harness.lttng import build as lbuild
@@ -272,8 +273,8 @@ def lttng_build():
 
 @pytest.mark.e2e
 def test_lttng_audit(lttng_build):
-    LTTNG, mods, _ = lttng_build
-    d = audit_json("--tree", LTTNG)
+    lttng, mods, _ = lttng_build
+    d = audit_json("--tree", lttng)
     assert len(d["modules"]) == len(mods)
     for m in d["modules"]:
         names = {f["what"] for f in m["findings"] if f["kind"] in NAME_KINDS}
@@ -288,13 +289,13 @@ def test_lttng_audit(lttng_build):
 
 @pytest.mark.e2e
 def test_lttng_check_against_tree(lttng_build):
-    LTTNG, _, LTTNG_TREE = lttng_build
-    assert os.path.exists(os.path.join(LTTNG_TREE, "Module.symvers")), LTTNG_TREE
-    r = symcheck("--json", "check", "--tree", LTTNG, LTTNG_TREE)
+    lttng, _, tree = lttng_build
+    assert os.path.exists(os.path.join(tree, "Module.symvers")), tree
+    r = symcheck("--json", "check", "--tree", lttng, tree)
     assert r.returncode == 0, r.stdout[-2000:]
     d = json.loads(r.stdout)
     assert d["findings_total"] == 0
-    own = os.path.join(LTTNG, "Module.symvers")
+    own = os.path.join(lttng, "Module.symvers")
     assert os.path.exists(own), own
     # oracle: LTTng's own modpost output for the symbols its modules export to each other
     sv = read_symvers_text(own)
