@@ -1,0 +1,1 @@
+"""Guest stage: QEMU, the data port, KASLR, the scenario, the vmcore; assets/ holds the guest programs."""

@@ -1,0 +1,1 @@
+"""Report stage: report.json, report.md, report.ktap, report.html and `show`."""

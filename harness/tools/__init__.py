@@ -1,0 +1,1 @@
+"""Tools beside the pipeline: the benchmark and mutation testing."""
