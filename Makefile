@@ -35,7 +35,7 @@ unit: deps
 ## cold builds (about 20 minutes of both cores).
 BENCH_ARGS ?=
 bench: deps
-	$(PYTHON) -m harness.bench $(BENCH_ARGS)
+	$(PYTHON) -m harness.tools.bench $(BENCH_ARGS)
 
 ## Mutation testing (not part of check): every mutant of mutants/catalogue.toml run
 ## through the harness on one variant; kill rate per kind to stdout and
@@ -44,7 +44,7 @@ bench: deps
 MUTANTS_ARGS ?=
 mutants: deps
 	$(MAKE) -C symcheck
-	$(PYTHON) -m harness.mutants $(MUTANTS_ARGS)
+	$(PYTHON) -m harness.tools.mutants $(MUTANTS_ARGS)
 
 clean-runs:
 	rm -rf runs

@@ -8,7 +8,8 @@ import tempfile
 import traceback
 from pathlib import Path
 
-from . import cache, kernel, proc, variants
+from .build import cache, kernel, variants
+from . import proc
 from .errors import EXIT, HarnessError
 from .options import RunOptions
 from .run import run
@@ -105,7 +106,7 @@ def main(argv=None):
     except SystemExit as e:
         return EXIT["usage"] if e.code else 0
     if args.cmd == "show":
-        from . import show
+        from .report import show
         return show.main(args.run, args.open)
     try:
         if args.cmd == "cache":

@@ -4,7 +4,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from . import paths, variants
+from . import paths
+from .build import variants
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 KCONFIG = REPO / "harness" / "kconfig"
-GUEST = REPO / "harness" / "guest"
+GUEST = REPO / "harness" / "guest" / "assets"
 SCENARIOS = REPO / "harness" / "scenarios"
 PROBE_MODULE = REPO / "probe-module"
 GDBSCRIPTS = REPO / "gdbscripts"

@@ -17,15 +17,20 @@ from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 
-from . import addr2line, compare, gdb, guestdata, initramfs, kaslr, kernel, module, proc, \
-    report, seedclaims, symcheck
-from . import drgn_oracle, oracles, vmcore
-from .checks import StepError, VariantResult
+from .oracles import addr2line, gdb
+from .checks import variant as compare, seedclaims
+from .guest import dataport as guestdata, kaslr
+from .build import initramfs, kernel, module, symcheck
+from . import proc
+from .report import assemble as report
+from .oracles import drgn as drgn_oracle, labels as oracles
+from .guest import vmcore
+from .checks.model import StepError, VariantResult
 from .lttng import run as lttngrun
 from .errors import HarnessError
 from .progress import say
-from .qemu import QemuSession
-from .scenario import parse as parse_scenario
+from .guest.qemu import QemuSession
+from .guest.scenario import parse as parse_scenario
 
 
 def new_rundir(runs_root):

@@ -36,8 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from .errors import HarnessError
-from .progress import say
+from ..errors import HarnessError
+from ..progress import say
 
 KINDS = ("trees", "modules", "initramfs")
 DEFAULT_MAX = 30 << 30

@@ -9,10 +9,10 @@ import subprocess
 from pathlib import Path
 
 from . import cache as cachemod
-from . import paths
+from .. import paths
 from .digest import file_digest
-from .errors import HarnessError
-from .progress import say
+from ..errors import HarnessError
+from ..progress import say
 
 BUSYBOX = Path("/bin/busybox")
 # Applets the guest init uses; each becomes a /bin symlink to busybox.

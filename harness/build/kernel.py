@@ -20,11 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import cache as cachemod
-from . import paths
+from .. import paths
 from .digest import file_digest
-from .errors import HarnessError
-from .proc import discard, run_logged
-from .progress import say
+from ..errors import HarnessError
+from ..proc import discard, run_logged
+from ..progress import say
 
 # Bump when the recipe below changes in a way that changes the built tree.
 RECIPE = "ksymlab-kernel-recipe-1"

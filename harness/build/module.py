@@ -6,10 +6,10 @@ import shutil
 from pathlib import Path
 
 from . import cache as cachemod
-from . import paths
-from .errors import HarnessError
-from .proc import discard, run_logged
-from .progress import say
+from .. import paths
+from ..errors import HarnessError
+from ..proc import discard, run_logged
+from ..progress import say
 
 KO_NAME = "ksymlab_probe.ko"
 SOURCES = ("Kbuild", "*.c", "*.h")

@@ -4,9 +4,9 @@ import fcntl
 import json
 import subprocess
 
-from . import paths
-from .errors import HarnessError
-from .progress import say
+from .. import paths
+from ..errors import HarnessError
+from ..progress import say
 
 SYMCHECK = paths.REPO / "symcheck" / "symcheck"
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Optional
 
-from . import paths
-from .errors import HarnessError
+from .. import paths
+from ..errors import HarnessError
 
 BUILTIN_DIR = paths.REPO / "variants"
 MODES = ("exports", "kallsyms", "kprobe")

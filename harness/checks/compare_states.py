@@ -7,7 +7,7 @@ with the module: gdb reading guest memory at the snapshot, or a value
 derived from what gdb read with the kernel's own formula, written out here.
 """
 
-from .checks import Check
+from .model import Check
 
 # arch/x86/include/asm/page_types.h: PAGE_SHIFT 12 (x86_64, 6.1 and 6.12).
 PAGE_SIZE = 4096

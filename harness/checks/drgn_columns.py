@@ -19,9 +19,9 @@ import re
 from dataclasses import replace
 
 from . import policy
-from .checks import Check
-from .compare import RESULTS_MAGIC
-from .drgn_oracle import VMCOREINFO_FROM_GUEST
+from .model import Check
+from .variant import RESULTS_MAGIC
+from ..oracles.drgn import VMCOREINFO_FROM_GUEST
 
 DRGN = "drgn"
 DRGN_MEMORY = "drgn_memory"

@@ -24,9 +24,9 @@ Checks here, all against gdb's own read of the bitmaps:
 
 from dataclasses import replace
 
-from . import compare
-from .checks import Check
-from .reportrows import MIGRATETYPES
+from . import variant as compare
+from .model import Check
+from ..report.rows import MIGRATETYPES
 
 MT = {name: n for n, name in MIGRATETYPES.items()}
 # Types the guest is built to show; HighAtomic needs a high-order atomic

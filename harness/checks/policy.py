@@ -15,7 +15,7 @@ A priority-inheritance boost changes task->prio, never task->policy
 keeps its scenario policy.
 """
 
-from .checks import Check
+from .model import Check
 
 # include/uapi/linux/sched.h
 SCHED = {0: "normal", 1: "fifo", 2: "rr", 3: "batch", 5: "idle", 6: "deadline"}

@@ -12,8 +12,8 @@ loaded. At every later snapshot gdb reads every task again; here:
     snapshot only, could not be caught).
 """
 
-from . import compare, pbstates, policy
-from .checks import Check
+from . import variant as compare, pbstates, policy
+from .model import Check
 
 
 def _later(n, view, reading):

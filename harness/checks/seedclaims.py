@@ -21,10 +21,11 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from . import paths, symcheck
-from .progress import say
-from .checks import Check
-from .errors import HarnessError
+from .. import paths
+from ..build import symcheck
+from ..progress import say
+from .model import Check
+from ..errors import HarnessError
 
 SEED_DIR = paths.REPO / "patches" / "seeds"
 REVERT = "0bd476e6"             # the seed id of the kallsyms variant's revert

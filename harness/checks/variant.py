@@ -11,9 +11,9 @@ from dataclasses import dataclass, replace
 from typing import Mapping, Optional
 
 from . import pbstates, policy, priostates
-from .checks import Check, frozen
+from .model import Check, frozen
 from .compare_states import compare_states
-from .reportrows import MIGRATETYPES as MIGRATETYPE_NAMES
+from ..report.rows import MIGRATETYPES as MIGRATETYPE_NAMES
 
 # The scenario file is an oracle independent of both module and gdb: what
 # task_prio() must return for each task, from its policy and value alone.
@@ -439,7 +439,7 @@ def compare_variant(data, truth, stress_cycles=0, variant=None, ustack_names=Non
                          for s in data["sampler"]}),
         notes=tuple(notes), guest_errors=tuple(data["errors"]),
         resolve_ns=next((r["ns"] for r in data["resolve"]), None))
-    from .drgncompare import merge      # imports this module's RESULTS_MAGIC
+    from .drgn_columns import merge      # imports this module's RESULTS_MAGIC
     return merge(found, data, truth, drgn)
 
 

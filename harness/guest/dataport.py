@@ -6,7 +6,7 @@ module escapes them as \\ooo octal (seq_escape), which unescape() reverses.
 
 import re
 
-from .errors import HarnessError
+from ..errors import HarnessError
 
 BEGIN = "KSYMLAB-DATA-BEGIN"
 END = "KSYMLAB-DATA-END"

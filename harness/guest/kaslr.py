@@ -3,7 +3,7 @@
 import functools
 import subprocess
 
-from .errors import HarnessError
+from ..errors import HarnessError
 
 
 def symbol_addresses(vmlinux, names):

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pexpect
 
-from .errors import HarnessError
-from .proc import check_stop
-from .progress import say
+from ..errors import HarnessError
+from ..proc import check_stop
+from ..progress import say
 
 READY = "KSYMLAB-READY"
 DONE = "KSYMLAB-DONE"

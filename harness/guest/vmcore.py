@@ -17,8 +17,8 @@ import struct
 import time
 from pathlib import Path
 
-from .errors import HarnessError
-from .progress import say
+from ..errors import HarnessError
+from ..progress import say
 
 # "elf" keeps every byte of guest RAM (512 MiB, zero pages too). QEMU 7.2's
 # kdump formats would be 15 MiB, but it writes them in makedumpfile's

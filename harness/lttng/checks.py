@@ -18,8 +18,8 @@ right, the expectation is wrong (fails); absent and not listed, LTTng lost it
 (fails).
 """
 
-from ..checks import Check
-from ..compare import expected_prio
+from ..checks.model import Check
+from ..checks.variant import expected_prio
 
 FEATURES = ("prio", "callstack_user", "statedump_block", "writeback", "kmem")
 # Event kinds the session must record (each with a count row).

@@ -9,7 +9,7 @@ reads every task's prio, the block class and global_wb_domain. That event marks
 in the trace the instant gdb read (harness/lttng/trace.py `stop`)."""
 
 from ..errors import HarnessError
-from ..gdb import GdbSession
+from ..oracles.gdb import GdbSession
 
 ARM = "KSYMLAB-LTTNG-ARM"
 BREAKPOINT = "__x64_sys_sethostname"     # arch/x86 syscall wrapper (6.1, 6.12)

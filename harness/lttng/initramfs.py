@@ -8,7 +8,7 @@ import subprocess
 import threading
 from pathlib import Path
 
-from .. import initramfs as base
+from ..build import initramfs as base
 from .. import paths
 from ..errors import HarnessError
 from ..progress import say

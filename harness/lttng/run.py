@@ -9,7 +9,7 @@ import shutil
 import time
 from pathlib import Path
 
-from ..checks import Check
+from ..checks.model import Check
 from ..errors import HarnessError
 from ..progress import say
 from . import build as lbuild

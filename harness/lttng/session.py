@@ -18,7 +18,7 @@ import pexpect
 
 from ..errors import HarnessError
 from ..progress import say
-from ..qemu import QemuSession
+from ..guest.qemu import QemuSession
 from . import gdbstop
 
 DONE = "KSYMLAB-LTTNG-DONE"

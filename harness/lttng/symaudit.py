@@ -11,8 +11,8 @@ variant's tree. Rows:
   symcheck/check           0 findings against the variant's tree
 """
 
-from .. import symcheck
-from ..checks import Check
+from ..build import symcheck
+from ..checks.model import Check
 
 # The names the seed series gives LTTng another way (export, tracepoint argument).
 COVERED = ("task_prio", "stack_trace_save_user", "get_pfnblock_flags_mask", "block_class",

@@ -3,7 +3,7 @@
 import shutil
 import subprocess
 
-from .errors import HarnessError
+from ..errors import HarnessError
 
 
 def function_names(binary, addrs):

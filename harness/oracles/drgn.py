@@ -53,10 +53,11 @@ def read(dumped, tree, claims, vdir, variant="", slide=0, keep=True):
     """Run drgn on the vmcore `dumped` (vmcore.take()); return its JSON or {"error"}.
     Unless `keep`, a vmcore drgn has read is removed (it is as large as the guest's
     RAM); one drgn could not read stays for a look."""
-    from . import paths, vmcore
-    from .errors import HarnessError
-    from .proc import run_logged
-    from .progress import say
+    from .. import paths
+    from ..guest import vmcore
+    from ..errors import HarnessError
+    from ..proc import run_logged
+    from ..progress import say
 
     if not dumped:
         return {"error": "no vmcore: the snapshot was never held for a dump"}
@@ -85,7 +86,7 @@ def read(dumped, tree, claims, vdir, variant="", slide=0, keep=True):
         "pageblock_order": claims["pageblock_order"]}, indent=1))
     t0 = time.monotonic()
     try:
-        run_logged("drgn", [PYTHON, "-m", "harness.drgn_oracle", in_file, out_file], log,
+        run_logged("drgn", [PYTHON, "-m", "harness.oracles.drgn", in_file, out_file], log,
                    cwd=paths.REPO, timeout=DRGN_TIMEOUT)
         out = json.loads(out_file.read_text())
     except HarnessError as e:
@@ -110,7 +111,7 @@ def synthesized_vmcoreinfo(tree, slide=0):
     keys. phys_base 0 holds only where the kernel runs at its link-time
     physical address (nokaslr); with KASLR the physical base moves too, and
     a synthesized note cannot know it."""
-    from .kaslr import symbol_addresses
+    from ..guest.kaslr import symbol_addresses
     syms = symbol_addresses(tree.vmlinux, ("init_top_pgt", "mem_section"))
     release = (Path(tree.vmlinux).parent / "include/config/kernel.release").read_text().strip()
     return "".join(f"{k}={v}\n" for k, v in (
@@ -289,7 +290,7 @@ def symbol_place(ko, name):
 def vmcoreinfo(prog, path):
     """VMCOREINFO as {KEY: value}: the note in the vmcore, else the guest's own
     copy (vmcoreinfo_data); `_source` says which."""
-    from .vmcore import vmcoreinfo_text
+    from ..guest.vmcore import vmcoreinfo_text
     text = None
     try:
         text = vmcoreinfo_text(path)

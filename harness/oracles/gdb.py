@@ -5,10 +5,10 @@ import os
 import subprocess
 import time
 
-from . import paths
-from .errors import HarnessError
-from .proc import check_stop, stop_group
-from .progress import say
+from .. import paths
+from ..errors import HarnessError
+from ..proc import check_stop, stop_group
+from ..progress import say
 
 VERIFY_SCRIPT = "ksymlab_verify.py"
 

@@ -18,7 +18,7 @@ nature says so (EXEMPT) and is reported unchecked, with the reason.
 
 from dataclasses import replace
 
-from .checks import Check
+from ..checks.model import Check
 
 CLAIM = "the claim"
 SAME_FUNCTION = "same function"
@@ -198,7 +198,7 @@ def require_independent(found):
 
 def markdown(report):
     """report.md's section: the label table, then each variant's vmcore."""
-    from . import report as rep_md            # its table writer (8-column cap)
+    from ..report import assemble as rep_md            # its table writer (8-column cap)
     out = ["## Oracles", "",
            "Each source labelled by what it shares with the module. Only independent "
            f"sources count: every value kind needs {REQUIRED} that agree (rows of kind "

@@ -2,9 +2,10 @@
 
 import json
 
-from . import crossvariant, mdtables, pbstates, reporthtml, reportrows, seeds
-from . import oracles
-from .lttng import report as lttngreport
+from ..checks import crossvariant, pbstates, seeds
+from . import mdtables, html as reporthtml, rows as reportrows
+from ..oracles import labels as oracles
+from ..lttng import report as lttngreport
 
 
 def overall_verdict(variants, seed_rows=(), across=()):

@@ -20,7 +20,7 @@ network fetch, so the page cannot load anything.
 
 import html
 
-from . import reportrows
+from . import rows as reportrows
 
 ESC = html.escape
 

@@ -11,7 +11,8 @@ import json
 import sys
 from pathlib import Path
 
-from . import paths, reportrows
+from .. import paths
+from . import rows as reportrows
 
 REPORT_FILES = ("report.md", "report.html", "report.json", "report.ktap")
 

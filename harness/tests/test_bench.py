@@ -2,7 +2,7 @@
 
 import json
 
-from harness import bench
+from harness.tools import bench
 
 
 def cold(variants, total):

@@ -9,7 +9,8 @@ import time
 
 import pytest
 
-from harness import cache, paths
+from harness.build import cache
+from harness import paths
 from harness.errors import HarnessError
 
 
@@ -155,7 +156,7 @@ HOLDER = """
 import sys, time
 sys.path.insert(0, {repo!r})
 from pathlib import Path
-from harness import cache
+from harness.build import cache
 c = Path({c!r})
 with cache.session():
     cache.used("trees", c, "mine")

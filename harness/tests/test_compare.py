@@ -1,7 +1,8 @@
 import pytest
 
-from harness import compare, guestdata
-from harness.checks import VariantResult
+from harness.checks import variant as compare
+from harness.guest import dataport as guestdata
+from harness.checks.model import VariantResult
 
 BASE = [
     "symbol name=task_prio addr=0x1000 method=export",

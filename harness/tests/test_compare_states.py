@@ -5,7 +5,7 @@ module bug would produce and names the row that must fail."""
 
 import pytest
 
-from harness import compare, compare_states
+from harness.checks import variant as compare, compare_states
 from test_compare import TRUTH, as_report, cmp, data, failing, with_memory
 
 # pi 19 20 40 and threads other 5 fifo 20, as the guest reports them

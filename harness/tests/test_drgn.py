@@ -11,7 +11,10 @@ import threading
 
 import pytest
 
-from harness import compare, drgn_oracle, oracles, paths, vmcore
+from harness.checks import variant as compare
+from harness.oracles import drgn as drgn_oracle, labels as oracles
+from harness import paths
+from harness.guest import vmcore
 from harness.errors import HarnessError
 from harness.tests.test_compare import TRUTH, as_report, data, with_memory
 
@@ -252,7 +255,7 @@ def test_drgn_oracle_rejects_a_file_that_is_no_kernel_core(tmp_path):
     spec.write_text(json.dumps({"vmcore": str(junk), "vmlinux": "/nonexistent",
                                 "module": "/nonexistent", "sections": {}, "symbols": [],
                                 "pageblock_order": 10}))
-    p = subprocess.run([drgn_oracle.PYTHON, "-m", "harness.drgn_oracle", str(spec),
+    p = subprocess.run([drgn_oracle.PYTHON, "-m", "harness.oracles.drgn", str(spec),
                         str(tmp_path / "out.json")], cwd=paths.REPO, capture_output=True,
                        text=True)
     assert p.returncode == 43
@@ -333,7 +336,7 @@ def test_a_failed_dump_is_recorded_not_raised(tmp_path):
 # ---- gdb holds the guest at the snapshot while the host dumps ----
 
 def test_gdb_session_runs_the_callback_once_while_gdb_holds(tmp_path):
-    from harness.gdb import GdbSession
+    from harness.oracles.gdb import GdbSession
     calls = []
     s = GdbSession(None, "sock", {}, tmp_path, at_snapshot=lambda: calls.append(1))
     s._release_if_held()
@@ -361,8 +364,8 @@ def test_rows_of_the_second_snapshot_get_no_drgn_column():
     its own verdict and gets no drgn source (with drgn's first-snapshot value
     forced on it, the Isolate block of snapshot 2 disagreed on every variant)."""
     from dataclasses import replace
-    from harness import drgncompare
-    from harness.checks import Check
+    from harness.checks import drgn_columns as drgncompare
+    from harness.checks.model import Check
     d = data(extra=EXTRA)
     truth = with_memory(d, TRUTH)
     found = compare.compare_variant(d, truth, ustack_names=NAMES)

@@ -15,7 +15,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness import compare, drgn_oracle, drgncompare, guestdata, paths
+from harness.checks import variant as compare, drgn_columns as drgncompare
+from harness.oracles import drgn as drgn_oracle
+from harness.guest import dataport as guestdata
+from harness import paths
 from harness.options import RunOptions
 from harness.tests.test_e2e import harness
 

@@ -13,8 +13,11 @@ import sys
 
 import pytest
 
-from harness import compare, mdtables, paths, scenario
-from harness.drgncompare import PBSTATES_KEY
+from harness.checks import variant as compare
+from harness.report import mdtables
+from harness import paths
+from harness.guest import scenario
+from harness.checks.drgn_columns import PBSTATES_KEY
 
 pytestmark = pytest.mark.e2e
 

@@ -2,7 +2,9 @@ import shutil
 
 import pytest
 
-from harness import gdb, kernel, paths
+from harness.oracles import gdb
+from harness.build import kernel
+from harness import paths
 from harness.errors import HarnessError
 
 

@@ -1,6 +1,6 @@
 import pytest
 
-from harness import guestdata
+from harness.guest import dataport as guestdata
 from harness.errors import HarnessError
 
 SAMPLE = """\

@@ -1,6 +1,6 @@
 """The initramfs cache key: file contents and the list, never host paths."""
 
-from harness import initramfs
+from harness.build import initramfs
 
 
 def spec(tmp_path, module=b"ko", params=b"KSYMLAB_STRESS=0\n", where="run1"):

@@ -2,7 +2,7 @@ import os
 
 import pytest
 
-from harness import kernel, variants
+from harness.build import kernel, variants
 from harness.errors import HarnessError
 
 

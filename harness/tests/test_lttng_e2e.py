@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from harness import kernel
+from harness.build import kernel
 from harness.errors import HarnessError
 from harness.lttng import checks
 from harness.lttng import run as lttngrun

@@ -4,7 +4,8 @@ gdb to stop where the trace marks it (the e2e test boots it)."""
 import ast
 import re
 
-from harness import gdb, paths
+from harness.oracles import gdb
+from harness import paths
 from harness.lttng import gdbstop, trace
 
 

@@ -5,7 +5,7 @@ import copy
 
 import pytest
 
-from harness import oracles
+from harness.oracles import labels as oracles
 from harness.lttng import symaudit
 
 VIA = "wrapper_kallsyms_lookup_name (lttng_wrapper)"

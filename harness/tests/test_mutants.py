@@ -5,7 +5,8 @@ import re
 
 import pytest
 
-from harness import mutants, paths
+from harness.tools import mutants
+from harness import paths
 from harness.errors import HarnessError
 
 CATALOGUE = mutants.load()

@@ -4,7 +4,10 @@ exports series must fail exactly on 5/9, and hold on the unedited tree."""
 
 import pytest
 
-from harness import kernel, mutants, paths, seedclaims, symcheck, variants
+from harness.build import kernel, symcheck, variants
+from harness.tools import mutants
+from harness import paths
+from harness.checks import seedclaims
 
 pytestmark = pytest.mark.e2e
 

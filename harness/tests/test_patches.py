@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import kernel, paths, variants
+from harness.build import kernel, variants
+from harness import paths
 
 pytestmark = pytest.mark.e2e
 

@@ -4,8 +4,10 @@ Each mutant test feeds what a plausible probe-module bug would report and names
 the check that rejects it; the real mutants are recorded in the branch's report.
 """
 
-from harness import compare, guestdata, pbstates, report, reporthtml
-from harness.checks import VariantResult
+from harness.checks import variant as compare, pbstates
+from harness.guest import dataport as guestdata
+from harness.report import assemble as report, html as reporthtml
+from harness.checks.model import VariantResult
 
 ORDER = 10
 PB = 1 << ORDER

@@ -3,7 +3,8 @@
 catalogue's mutant (mutants/catalogue.toml) makes the module report and names
 the rows that reject it."""
 
-from harness import compare, guestdata, policy, priostates
+from harness.checks import variant as compare, policy, priostates
+from harness.guest import dataport as guestdata
 
 # Scenario tasks as the guest reports them, with their task->policy and task_prio().
 TASKS = [("nice", 5, 0, 25), ("fifo", 20, 1, -21), ("rr", 10, 2, -11),

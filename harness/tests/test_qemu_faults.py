@@ -4,9 +4,9 @@ import time
 
 import pytest
 
-from harness import kernel
+from harness.build import kernel
 from harness.errors import HarnessError
-from harness.qemu import QemuSession
+from harness.guest.qemu import QemuSession
 
 
 class FakeGuest(QemuSession):
@@ -87,7 +87,7 @@ def test_qemu_failure_is_not_a_reboot(tmp_path):
 
 
 def test_ready_without_data_end(tmp_path, monkeypatch):
-    monkeypatch.setattr("harness.qemu.DATA_WAIT_SECONDS", 1)
+    monkeypatch.setattr("harness.guest.qemu.DATA_WAIT_SECONDS", 1)
     e = classify(tmp_path, "echo KSYMLAB-READY; sleep 30")
     assert e.step == "guest" and "KSYMLAB-DATA-END" in e.message
 

@@ -4,8 +4,8 @@ from dataclasses import FrozenInstanceError, replace
 
 import pytest
 
-from harness import report
-from harness.checks import Check, StepError, VariantResult
+from harness.report import assemble as report
+from harness.checks.model import Check, StepError, VariantResult
 from harness.run import Board
 
 SYMBOL = Check("symbol", "task_prio", {"module": "0x1", "gdb": "0x1"}, True,

@@ -10,7 +10,8 @@ from html.parser import HTMLParser
 
 import pytest
 
-from harness import browser, reporthtml
+from harness.tests import browser
+from harness.report import html as reporthtml
 from report_fixture import clean_report, make_report, pageblock, same_pageblocks
 
 pytestmark = pytest.mark.skipif(browser.chromium() is None,

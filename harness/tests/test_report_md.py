@@ -6,7 +6,8 @@ import sys
 
 import pytest
 
-from harness import mdtables, paths, report
+from harness.report import mdtables, assemble as report
+from harness import paths
 from report_fixture import make_report
 
 
@@ -54,10 +55,10 @@ def test_mdtables_command_line_fails_on_a_wide_table(tmp_path):
     ok, wide = tmp_path / "ok.md", tmp_path / "wide.md"
     ok.write_text(report.markdown(make_report()))
     wide.write_text("| " + " | ".join("abcdefghi") + " |\n")
-    p = subprocess.run([sys.executable, "-m", "harness.mdtables", str(ok)], cwd=paths.REPO,
+    p = subprocess.run([sys.executable, "-m", "harness.report.mdtables", str(ok)], cwd=paths.REPO,
                        capture_output=True, text=True)
     assert p.returncode == 0 and "widest 8 columns" in p.stdout
-    p = subprocess.run([sys.executable, "-m", "harness.mdtables", str(wide)], cwd=paths.REPO,
+    p = subprocess.run([sys.executable, "-m", "harness.report.mdtables", str(wide)], cwd=paths.REPO,
                        capture_output=True, text=True)
     assert p.returncode == 1 and "widest 9 columns" in p.stdout
 

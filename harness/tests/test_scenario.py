@@ -9,7 +9,10 @@ import subprocess
 
 import pytest
 
-from harness import compare, initramfs, paths, scenario
+from harness.checks import variant as compare
+from harness.build import initramfs
+from harness import paths
+from harness.guest import scenario
 from harness.errors import HarnessError
 
 BUSYBOX = "/bin/busybox"

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from harness import paths, seedclaims, symcheck
+from harness import paths
+from harness.checks import seedclaims
+from harness.build import symcheck
 
 FIXTURES = paths.REPO / "symcheck" / "tests" / "fixtures"
 

@@ -6,7 +6,8 @@ import sys
 
 import pytest
 
-from harness import paths, report, reporthtml, show
+from harness import paths
+from harness.report import assemble as report, html as reporthtml, show
 from report_fixture import make_report
 
 

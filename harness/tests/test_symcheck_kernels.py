@@ -7,8 +7,9 @@ import subprocess
 
 import pytest
 
-from harness import kernel, paths, variants
-from harness.symcheck import SYMCHECK, ensure_built
+from harness.build import kernel, variants
+from harness import paths
+from harness.build.symcheck import SYMCHECK, ensure_built
 
 pytestmark = pytest.mark.e2e
 

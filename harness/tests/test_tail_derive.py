@@ -6,7 +6,8 @@ import shutil
 import subprocess
 
 
-from harness import kernel, paths, variants
+from harness.build import kernel, variants
+from harness import paths
 
 
 def known(patches):
@@ -212,7 +213,7 @@ def test_unchanged_files_keep_the_base_mtime(tmp_path):
 
 
 def test_prepare_of_a_cached_tree_records_holds_and_stamps_it(patches, cache, tarball):
-    from harness import cache as cachemod
+    from harness.build import cache as cachemod
     V = known(patches)
     key = recorded_tree(cache, V["exports"], tarball, record=False)
     with cachemod.session() as held:

@@ -2,7 +2,8 @@
 
 import pytest
 
-from harness import paths, variants
+from harness import paths
+from harness.build import variants
 from harness.errors import HarnessError
 
 EXPORTS = (paths.REPO / "variants" / "exports.toml").read_text()

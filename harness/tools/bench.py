@@ -26,11 +26,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import kernel, paths, variants
-from .errors import HarnessError
-from .options import RunOptions
-from .progress import say
-from .run import run
+from ..build import kernel, variants
+from .. import paths
+from ..errors import HarnessError
+from ..options import RunOptions
+from ..progress import say
+from ..run import run
 
 ROUNDS = 5
 COLD_ALONE = "exports"          # the first default variant

@@ -33,9 +33,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from . import cache, kernel, paths, variants
-from .errors import HarnessError
-from .progress import say
+from ..build import cache, kernel, variants
+from .. import paths
+from ..errors import HarnessError
+from ..progress import say
 
 CATALOGUE = paths.REPO / "mutants" / "catalogue.toml"
 
