@@ -9,6 +9,7 @@ EXIT = {
     "patch": 11,
     "configure": 12,
     "build": 13,
+    "cache": 14,         # a cache entry was evicted before the run could hold it
     "module": 20,
     "initramfs": 21,
     "symcheck": 22,      # symcheck (shared by every variant) could not be built
@@ -25,6 +26,10 @@ EXIT = {
     "verify": 41,        # a result could not be parsed or compared
     "vmcore": 42,        # QEMU could not write the vmcore (recorded as a failing check)
     "drgn": 43,          # drgn could not read the vmcore (recorded as a failing check)
+    "mutant": 60,        # harness.tools.mutants: a mutant could not be applied or built
+    "mutants": 61,       # harness.tools.mutants: an unmutated baseline run failed
+    "internal": 70,      # a bug in the harness (traceback in a file, one line on stderr)
+    "interrupted": 130,  # Ctrl-C or SIGTERM: every build, guest and gdb was stopped
 }
 
 
