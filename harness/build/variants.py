@@ -5,8 +5,15 @@ directory ($KSYMLAB_VARIANTS, default ~/.config/ksymlab/variants) or names a
 file with --variant-file. variants/README.md documents every key. A file
 that does not parse, or has an unknown key, a wrong type or a bad value, is
 a usage error naming file:line.
+
+Nothing is read at import: builtin() parses the built-in files on first use
+(once per directory), inside the command that needs them, so a bad built-in
+file is that command's usage error and not a traceback of the import.
+$KSYMLAB_BUILTIN_VARIANTS replaces the built-in directory (tests: a copy of
+variants/ with one file changed).
 """
 
+import functools
 import os
 import re
 import tomllib
@@ -197,14 +204,20 @@ def _lttng(f, table):
             "lttng_lost": tuple(table.get("lost", ()))}
 
 
+def builtin_dir():
+    return Path(os.environ.get("KSYMLAB_BUILTIN_VARIANTS", BUILTIN_DIR))
+
+
 def user_dir():
     return Path(os.environ.get("KSYMLAB_VARIANTS",
                                Path.home() / ".config" / "ksymlab" / "variants"))
 
 
-def load(patches_root=None, files=(), directories=None):
-    """Every known variant by name: built-ins, a user directory, then `files`."""
-    dirs = [BUILTIN_DIR] + ([user_dir()] if directories is None else list(directories))
+def load(patches_root=None, files=(), directories=None, builtin=None):
+    """Every known variant by name: built-ins (`builtin`, default builtin_dir()), a user
+    directory, then `files`."""
+    dirs = [builtin_dir() if builtin is None else Path(builtin)] + \
+        ([user_dir()] if directories is None else list(directories))
     found = {}
     sources = [p for d in dirs if Path(d).is_dir() for p in sorted(Path(d).glob("*.toml"))]
     for path in sources + [Path(f) for f in files]:
@@ -219,10 +232,13 @@ def load(patches_root=None, files=(), directories=None):
 
 
 def builtin():
-    return load(directories=[])
+    """The built-in variants by name (a fresh dict, parsed once per directory)."""
+    return dict(_builtin(builtin_dir()))
 
 
-VARIANTS = builtin()
+@functools.lru_cache(maxsize=None)
+def _builtin(directory):
+    return tuple(load(directories=[], builtin=directory).items())
 
 
 def defaults(known, lines=("6.1",)):
@@ -230,7 +246,19 @@ def defaults(known, lines=("6.1",)):
     return [n for n, v in known.items() if v.default and v.kernel_line in lines]
 
 
-DEFAULT = tuple(defaults(VARIANTS))
+def default_names():
+    """The built-in default variants of kernel line 6.1 (a run without --variants)."""
+    return tuple(defaults(builtin()))
+
+
+def __getattr__(name):
+    # VARIANTS and DEFAULT were constants parsed at import; they are read on first
+    # use now (PEP 562), for the callers that still name them.
+    if name == "VARIANTS":
+        return builtin()
+    if name == "DEFAULT":
+        return default_names()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def select(names, patches_root=None, known=None, tarball=None):
@@ -238,7 +266,7 @@ def select(names, patches_root=None, known=None, tarball=None):
 
     `tarball` replaces every selected variant's tarball (KSYMLAB_TARBALL).
     """
-    known = VARIANTS if known is None else known
+    known = builtin() if known is None else known
     out = []
     for n in names:
         if n not in known:

@@ -2,6 +2,8 @@
 
 import json
 
+from harness import paths
+from harness.build import variants
 from harness.tools import bench
 
 
@@ -88,7 +90,7 @@ def test_table_and_json():
     assert "cold all variants / one variant alone (exports): 1.45 (target <= 1.5) met" in text
     assert "warm make run seconds: 40 (target <= 30) NOT met" in text
     icount = bench.icount_rows([{"exports": {"load": 200.0, "direct": 10.0}},
-                                {"exports": {"load": 210.0}}], ["exports"])
+                                {"exports": {"load": 210.0}}], ["exports"], variants.builtin())
     assert icount == [{"variant": "exports", "mode": "exports", "figure": "load",
                        "run1": 200.0, "run2": 210.0, "diff_percent": 5.0}]
     assert "finit_module (ns)" in bench.format_icount(icount)
@@ -102,6 +104,57 @@ def test_figures_median_per_call():
                        {"kind": "direct", "ns": 3000, "calls": 100},
                        {"kind": "direct", "ns": 2000, "calls": 100}]}
     assert bench.figures(entry) == {"direct": 20.0}
+
+
+def fake_runs(tmp_path, monkeypatch):
+    """bench's runs faked: no build, no guest; returns the warm run's directory."""
+    runs = []
+
+    def fake_run(names, opts):
+        d = tmp_path / f"icount{len(runs)}"
+        d.mkdir()
+        load = 200.0 + len(runs) * 2
+        (d / "report.json").write_text(json.dumps({"variants": {n: {"bench": [
+            {"kind": "load", "ns": load, "calls": 1}]} for n in names}}))
+        runs.append(d)
+        return 1, d, None
+
+    warm = tmp_path / "warm"
+    warm.mkdir()
+    (warm / "report.json").write_text(json.dumps({"timings": {}, "variants": {}}))
+
+    def no_cold(*a):
+        raise AssertionError("--skip-cold must not build")
+
+    monkeypatch.setattr(bench, "run", fake_run)
+    monkeypatch.setattr(bench, "cold_build", no_cold)
+    monkeypatch.setattr(bench, "warm_make_run", lambda root, names: (12.5, 0, warm))
+    return warm
+
+
+def test_main_knows_the_users_variant_files(tmp_path, monkeypatch, capsys):
+    """A variant in $KSYMLAB_VARIANTS is benchmarked like a built-in one."""
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "myprobe.toml").write_text(
+        (paths.REPO / "variants" / "stock.toml").read_text().replace("default = true",
+                                                                     "default = false"))
+    monkeypatch.setenv("KSYMLAB_VARIANTS", str(mine))
+    warm = fake_runs(tmp_path, monkeypatch)
+    assert bench.main(["--skip-cold", "--variants", "myprobe", "--runs-dir",
+                       str(tmp_path)]) == 0
+    data = json.loads((warm / "bench.json").read_text())
+    assert [(r["variant"], r["mode"]) for r in data["rows"]] == [("myprobe", "kprobe")]
+
+
+def test_main_bad_variant_file_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "broken.toml").write_text("not = [toml\n")
+    monkeypatch.setenv("KSYMLAB_VARIANTS", str(mine))
+    fake_runs(tmp_path, monkeypatch)
+    assert bench.main(["--skip-cold", "--runs-dir", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.startswith(f"ksymlab: usage: {mine / 'broken.toml'}:1:")
 
 
 def test_main_skip_cold_prints_one_table_and_writes_json(tmp_path, monkeypatch, capsys):

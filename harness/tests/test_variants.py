@@ -1,5 +1,9 @@
 """Variant files: the built-ins, a user's own, and every bad file named by file:line."""
 
+import shutil
+import subprocess
+import sys
+
 import pytest
 
 from harness import paths
@@ -20,10 +24,10 @@ def line_of(text, needle):
 
 
 def test_builtins_are_the_old_table():
-    v = variants.VARIANTS
-    assert list(variants.DEFAULT) == ["exports", "kallsyms", "stock", "bpf13"]
-    assert [v[n].module_mode for n in variants.DEFAULT] == ["exports", "kallsyms", "kprobe",
-                                                            "exports"]
+    v = variants.builtin()
+    assert list(variants.default_names()) == ["exports", "kallsyms", "stock", "bpf13"]
+    assert [v[n].module_mode for n in variants.default_names()] == ["exports", "kallsyms",
+                                                                    "kprobe", "exports"]
     assert (v["exports"].bpf_max_arg, v["bpf13"].bpf_max_arg) == (12, 13)
     assert v["exports"].domain_arg and not v["kallsyms"].domain_arg
     assert v["debug"].fragments == ("base.config", "debug.config") and not v["debug"].default
@@ -88,5 +92,40 @@ def test_a_name_defined_twice_and_a_missing_file(tmp_path):
 
 
 def test_defaults_per_kernel_line():
-    assert variants.defaults(variants.VARIANTS, ("6.1",)) == list(variants.DEFAULT)
-    assert variants.defaults(variants.VARIANTS, ("9.9",)) == []
+    known = variants.builtin()
+    assert variants.defaults(known, ("6.1",)) == ["exports", "kallsyms", "stock", "bpf13"]
+    assert variants.defaults(known, ("6.12",)) == ["exports-6.12", "kallsyms-6.12",
+                                                   "stock-6.12", "bpf13-6.12"]
+    assert variants.defaults(known, ("9.9",)) == []
+
+
+def harness(*args, env):
+    return subprocess.run([sys.executable, "-m", "harness", *args], cwd=paths.REPO,
+                          capture_output=True, text=True, env=env)
+
+
+def test_a_bad_builtin_file_is_a_usage_error_not_an_import_traceback(tmp_path):
+    builtin = tmp_path / "variants"
+    shutil.copytree(paths.REPO / "variants", builtin)
+    bad = builtin / "zz-broken.toml"
+    bad.write_text('description = "unterminated\n')
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
+           "KSYMLAB_BUILTIN_VARIANTS": str(builtin)}
+    p = harness("variants", env=env)
+    assert p.returncode == 2
+    assert p.stderr.startswith(f"ksymlab: usage: {bad}:1: not TOML")
+    assert p.stderr.count("\n") == 1 and "Traceback" not in p.stderr
+    # what reads no variant is not stopped by one
+    assert harness("--help", env=env).returncode == 0
+    # the same directory without the bad file lists every built-in
+    bad.unlink()
+    p = harness("variants", env=env)
+    assert p.returncode == 0 and f"* exports" in p.stdout and str(builtin) in p.stdout
+
+
+def test_builtins_are_read_on_first_use_not_at_import():
+    code = ("import sys, harness.build.variants as v; "
+            "sys.exit(0 if v._builtin.cache_info().currsize == 0 else 1)")
+    p = subprocess.run([sys.executable, "-c", code], cwd=paths.REPO, capture_output=True,
+                       text=True)
+    assert p.returncode == 0, p.stderr

@@ -181,10 +181,11 @@ def format_table(rows, ratio_rows):
     return "\n".join(lines)
 
 
-def icount_rows(results, names):
+def icount_rows(results, names, known):
+    """`known`: the variants by name (RunOptions.known_variants(): the user's too)."""
     rows = []
     for name in names:
-        mode = variants.VARIANTS[name].module_mode
+        mode = known[name].module_mode
         for kind in ("resolve", "load", "direct", "pointer"):
             a, b = results[0].get(name, {}).get(kind), results[1].get(name, {}).get(kind)
             if a is None or b is None:
@@ -219,14 +220,18 @@ def main(argv=None):
     ap = argparse.ArgumentParser(prog="python3 -m harness.bench")
     ap.add_argument("--skip-cold", action="store_true",
                     help="leave out the cold builds (about 20 minutes on 2 cores)")
-    ap.add_argument("--variants", default=",".join(variants.DEFAULT))
+    ap.add_argument("--variants", help="comma-separated variants (default: the default "
+                    "variants of kernel line 6.1)")
     ap.add_argument("--runs-dir", help="where run directories go (default: ./runs or $KSYMLAB_RUNS)")
     args = ap.parse_args(argv)
-    names = [n for n in args.variants.split(",") if n]
     runs_root = Path(args.runs_dir or paths.runs_root())
     rows, cold_alone, cold_all = [], None, None
     try:
-        variants.select(names + [COLD_ALONE])
+        # built-in and the user's variant files, read here: a bad one is a usage error
+        known = RunOptions.from_env(runs_root=runs_root).known_variants()
+        names = variants.defaults(known) if args.variants is None else \
+            [n for n in args.variants.split(",") if n]
+        variants.select(names + [COLD_ALONE], known=known)
         if args.skip_cold:
             rows.append(_row("cold", "skipped", "", None, "--skip-cold"))
         else:
@@ -257,7 +262,7 @@ def main(argv=None):
         report = json.loads((warm_dir / "report.json").read_text())
     rows += warm_rows(report, wall, status)
     ratio_rows = ratios(cold_alone, cold_all, wall)
-    icount = icount_rows(results, names) if len(results) == 2 else []
+    icount = icount_rows(results, names, known) if len(results) == 2 else []
 
     print(format_table(rows, ratio_rows))
     if args.skip_cold:
