@@ -17,8 +17,9 @@ class RunOptions:
     scenario: Path
     kvm: bool = False
     append: str = ""                # extra kernel command line
-    boot_timeout: int = 600
-    hang_timeout: int = 180
+    # The one place the timeouts are set (--boot-timeout, --hang-timeout):
+    boot_timeout: int = 600         # seconds from QEMU's start until each marker
+    hang_timeout: int = 180         # seconds without console output that are a hang
     insmod_args: str = ""
     stress: int = 0                 # insmod/rmmod cycles after sampling
     bench: int = 0                  # in-guest benchmark rounds (QEMU -icount)

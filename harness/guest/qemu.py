@@ -1,6 +1,7 @@
 """QEMU session: boot one variant, drive its serial console, expose a private gdbstub."""
 
 import os
+import shlex
 import shutil
 import signal
 import tempfile
@@ -22,6 +23,10 @@ ARM_DATA_END = "armed-data"
 # kernel/reboot.c prints this when the guest restarts (reboot -f, sysrq b, ...).
 REBOOT_MESSAGE = "reboot: Restarting system"
 DATA_WAIT_SECONDS = 30
+# After its last marker the guest's init runs only `reboot -f` (guest/assets/init,
+# lttng-init) and -no-reboot makes QEMU exit on that reset, which takes moments
+# even under TCG on a busy host: this long without an exit means QEMU is stuck.
+POWEROFF_SECONDS = 60
 # Pageblock states (harness/pbstates.py): a CMA area (MIGRATE_CMA blocks, at
 # the top of memory); ZONE_MOVABLE from 112 MiB to the end of the 512 MiB
 # guest, so two 128 MiB memory blocks (memory1, memory2) lie wholly inside it
@@ -36,7 +41,14 @@ MEMORY_STATES_APPEND = "cma=16M movablecore=400M"
 # x86's ports 0x510-0x51b; the DMA register at 0x514 is what
 # fw_cfg_write_vmcoreinfo() needs).
 VMCOREINFO_ARGS = ["-device", "vmcoreinfo"]
-VMCOREINFO_APPEND = "qemu_fw_cfg.ioport=12@0x510:0:1:4 "
+VMCOREINFO_APPEND = "qemu_fw_cfg.ioport=12@0x510:0:1:4"
+# The block device sampler's subjects (drivers/block/brd.c: rd_nr disks of
+# rd_size KiB, each with room for max_part partitions): guest/assets/init
+# gives ram0 two partitions (4 MiB and the rest) and puts ext2 on ram1 for
+# the writeback and BPF writers. rd_size: 16 MiB since 16ba6f8, when those
+# writers went from 2 MiB to 256 KiB each (still 64 throttled writes) and
+# the disks from 64 MiB to 16 MiB, to shrink the guest's fixed work.
+RAMDISK_APPEND = "brd.rd_nr=2 brd.rd_size=16384 brd.max_part=4"
 
 # Console patterns that end a boot early, in the order they are checked.
 FAULTS = [
@@ -45,6 +57,21 @@ FAULTS = [
     ("warning", r"WARNING: [^\r\n]*"),
     ("guest", r"KSYMLAB-ERROR[^\r\n]*"),
 ]
+
+
+def quote_optarg(value):
+    """A value inside a QEMU option string (`-chardev socket,...,path=VALUE`): QEMU's
+    option parser (util/qemu-option.c get_opt_value) ends a value at a comma and
+    reads ",," as one comma (virtme-ng's quote_optarg)."""
+    return str(value).replace(",", ",,")
+
+
+def serial_file_args(path):
+    """One more serial port (ttyS<n>, in argument order) written to `path`.
+
+    Not quoted: QEMU's legacy -serial syntax takes everything after "file:"
+    as the path (chardev/char.c qemu_chr_parse_compat), commas included."""
+    return ["-serial", f"file:{path}"]
 
 
 def kvm_usable():
@@ -70,9 +97,11 @@ class QemuSession:
         for s in live:
             s.close()
 
-    def __init__(self, tree, initrd, workdir, kvm=False, append="", memory="512M",
-                 boot_timeout=600, hang_timeout=180, icount=False, kaslr=False,
-                 extra_args=()):
+    def __init__(self, tree, initrd, workdir, *, boot_timeout, hang_timeout, kvm=False,
+                 append="", memory="512M", icount=False, kaslr=False, extra_args=(),
+                 console_log=None, data_log=None):
+        """The timeouts have no default here: RunOptions holds them (options.py).
+        console_log and data_log default to console.log and data.log in `workdir`."""
         self.tree = tree
         self.initrd = initrd
         self.workdir = Path(workdir)
@@ -83,8 +112,8 @@ class QemuSession:
         self.hang_timeout = hang_timeout
         self.child = None
         self.sockdir = None
-        self.console_log = self.workdir / "console.log"
-        self.data_log = self.workdir / "data.log"
+        self.console_log = Path(console_log or self.workdir / "console.log")
+        self.data_log = Path(data_log or self.workdir / "data.log")
         self.accel = None
         # -icount: the guest clock counts instructions, so in-guest timings repeat.
         self.icount = icount
@@ -102,25 +131,49 @@ class QemuSession:
         """QEMU's QMP monitor (harness/vmcore.py asks it for dump-guest-memory)."""
         return Path(self.sockdir) / "qmp.sock"
 
+    def kernel_append(self):
+        """The kernel command line, a piece per reason; the user's --append comes last."""
+        pieces = [
+            "console=ttyS0",                        # the console is QEMU's stdio (console_args)
+            "" if self.kaslr else "nokaslr",        # KASLR on: harness/guest/kaslr.py's slide
+            "panic=-1",                             # a panic resets at once; QEMU then exits
+            RAMDISK_APPEND, MEMORY_STATES_APPEND, VMCOREINFO_APPEND, self.extra_append]
+        return " ".join(p for p in pieces if p).strip()
+
+    def console_args(self):
+        """ttyS0: the console pexpect reads and answers (stdio); ttyS1: the data port."""
+        return ["-serial", "stdio"] + serial_file_args(self.data_log)
+
+    def gdbstub_args(self):
+        """gdb's way in: a unix socket in the private 0700 socket directory."""
+        return ["-chardev", f"socket,id=gdb0,path={quote_optarg(self.gdb_socket)},"
+                "server=on,wait=off", "-gdb", "chardev:gdb0"]
+
+    def vmcoreinfo_args(self):
+        """The fw_cfg file the guest writes its VMCOREINFO address to (see above)."""
+        return list(VMCOREINFO_ARGS)
+
+    def qmp_args(self):
+        """QMP, where harness/guest/vmcore.py asks for dump-guest-memory."""
+        return ["-chardev", f"socket,id=qmp0,path={quote_optarg(self.qmp_socket)},"
+                "server=on,wait=off", "-mon", "chardev=qmp0,mode=control"]
+
+    def icount_args(self):
+        """-icount: the guest clock counts instructions, so in-guest timings repeat."""
+        return ["-icount", "shift=0,sleep=off"] if self.icount else []
+
     def argv(self):
-        # Two RAM disks with room for partitions: the block device sampler's subjects.
-        append = ("console=ttyS0 " + ("" if self.kaslr else "nokaslr ") +
-                  "panic=-1 brd.rd_nr=2 brd.rd_size=16384 brd.max_part=4 " +
-                  MEMORY_STATES_APPEND + " " + VMCOREINFO_APPEND +
-                  self.extra_append)
         return [
             "qemu-system-x86_64", "-nodefaults", "-display", "none", "-no-reboot",
             "-accel", self.accel, "-m", self.memory, "-smp", "1",
             "-kernel", str(self.tree.bzimage), "-initrd", str(self.initrd),
-            "-append", append.strip(),
-            "-serial", "stdio",
-            "-serial", f"file:{self.data_log}",
-            "-chardev", f"socket,id=gdb0,path={self.gdb_socket},server=on,wait=off",
-            "-gdb", "chardev:gdb0",
-        ] + VMCOREINFO_ARGS + [
-            "-chardev", f"socket,id=qmp0,path={self.qmp_socket},server=on,wait=off",
-            "-mon", "chardev=qmp0,mode=control",
-        ] + (["-icount", "shift=0,sleep=off"] if self.icount else []) + list(self.extra_args)
+            "-append", self.kernel_append(),
+        ] + self.console_args() + self.gdbstub_args() + self.vmcoreinfo_args() + \
+            self.qmp_args() + self.icount_args() + list(self.extra_args)
+
+    def write_cmdline(self, argv):
+        """qemu.cmdline: the command as a shell line that can be copied and run again."""
+        (self.workdir / "qemu.cmdline").write_text(shlex.join(argv) + "\n")
 
     def __enter__(self):
         self.start()
@@ -145,11 +198,12 @@ class QemuSession:
         for f in (self.console_log, self.data_log):
             if f.exists():
                 f.unlink()
-        (self.workdir / "qemu.cmdline").write_text(" ".join(self.argv()) + "\n")
+        argv = self.argv()
+        self.write_cmdline(argv)
         self._log = open(self.console_log, "w", encoding="utf-8", errors="replace")
         say("boot", f"{self.tree.variant}: qemu ({self.accel}), console {self.console_log}")
         try:
-            self.child = pexpect.spawn(self.argv()[0], self.argv()[1:], encoding="utf-8",
+            self.child = pexpect.spawn(argv[0], argv[1:], encoding="utf-8",
                                        codec_errors="replace", timeout=self.hang_timeout,
                                        logfile=None, echo=False)
         except pexpect.ExceptionPexpect as e:
@@ -257,10 +311,14 @@ class QemuSession:
         """Tell the guest to go on, then wait for it to unload the module and exit."""
         self.child.sendline("continue")
         self.expect_marker(DONE, "unload")
+        self.wait_poweroff()
+
+    def wait_poweroff(self, what="guest"):
+        """After the guest's last marker: wait for QEMU to exit, else a hang."""
         try:
-            self.child.expect(pexpect.EOF, timeout=60)
+            self.child.expect(pexpect.EOF, timeout=POWEROFF_SECONDS)
         except pexpect.TIMEOUT as e:
-            raise HarnessError("hang", f"{self.tree.variant}: guest did not power off",
+            raise HarnessError("hang", f"{self.tree.variant}: {what} did not power off",
                                self.console_log) from e
 
     def close(self):

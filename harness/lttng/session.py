@@ -14,11 +14,9 @@ import tarfile
 import time
 from pathlib import Path
 
-import pexpect
-
 from ..errors import HarnessError
 from ..progress import say
-from ..guest.qemu import QemuSession
+from ..guest.qemu import QemuSession, serial_file_args
 from . import gdbstop
 
 DONE = "KSYMLAB-LTTNG-DONE"
@@ -63,17 +61,12 @@ def boot(tree, initrd, vdir, opts):
     t0 = time.monotonic()
     vm = QemuSession(tree, initrd, vdir, kvm=opts.kvm, append=APPEND, memory=MEMORY,
                      boot_timeout=opts.boot_timeout, hang_timeout=opts.hang_timeout,
-                     extra_args=("-serial", f"file:{trace_log}"))
-    vm.console_log = vdir / "console.log"
-    vm.data_log = vdir / "data.log"
+                     console_log=vdir / "console.log", data_log=vdir / "data.log",
+                     extra_args=serial_file_args(trace_log))
     with vm:
         truth = gdbstop.read_at_quiet_point(vm, tree, vdir, DONE)
         vm.expect_marker(DONE, "LTTng session")
-        try:
-            vm.child.expect(pexpect.EOF, timeout=60)
-        except pexpect.TIMEOUT as e:
-            raise HarnessError("hang", f"{tree.variant}: LTTng guest did not power off",
-                               vm.console_log) from e
+        vm.wait_poweroff("LTTng guest")
     secs = round(time.monotonic() - t0, 1)
     say("lttng", f"{tree.variant}: LTTng guest done in {secs} s")
     data = vm.data_log.read_text(errors="replace") if vm.data_log.exists() else ""

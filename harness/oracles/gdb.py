@@ -11,6 +11,11 @@ from ..proc import check_stop, stop_group
 from ..progress import say
 
 VERIFY_SCRIPT = "ksymlab_verify.py"
+# The bound on one gdb session from attach to its last read (every snapshot,
+# and the vmcore QEMU writes while gdb holds the guest). A working session
+# takes seconds (gdb 1.5 s on an idle machine, README): 300 s means gdb or the
+# gdbstub is stuck, not slow, even with every guest of a run on 2 busy cores.
+GDB_TIMEOUT = 300
 
 
 def gdb_argv(tree, slide=0, script=VERIFY_SCRIPT):
@@ -43,7 +48,7 @@ class GdbSession:
     SCRIPT = VERIFY_SCRIPT
     WHERE = "ksymlab_snapshot_taken"
 
-    def __init__(self, tree, socket_path, claims, workdir, slide=0, timeout=300,
+    def __init__(self, tree, socket_path, claims, workdir, slide=0, timeout=GDB_TIMEOUT,
                  at_snapshot=None):
         self.tree = tree
         self.socket_path = socket_path

@@ -1,18 +1,25 @@
-"""Console classification, with a shell script standing in for QEMU."""
+"""Console classification, with a shell script standing in for QEMU; QEMU's command line."""
 
+import inspect
+import shlex
+import tempfile
 import time
 
 import pytest
 
 from harness.build import kernel
 from harness.errors import HarnessError
+from harness.guest import qemu
 from harness.guest.qemu import QemuSession
+from harness.options import RunOptions
+
+TIMEOUTS = {"boot_timeout": RunOptions.boot_timeout, "hang_timeout": RunOptions.hang_timeout}
 
 
 class FakeGuest(QemuSession):
     def __init__(self, script, workdir, **kw):
         tree = kernel.Tree("fake", "k", workdir, workdir)
-        super().__init__(tree, workdir / "initrd", workdir, **kw)
+        super().__init__(tree, workdir / "initrd", workdir, **{**TIMEOUTS, **kw})
         self.script = script
 
     def argv(self):
@@ -110,3 +117,88 @@ def test_no_process_left_behind(tmp_path):
     while alive() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not alive()
+
+
+def test_poweroff_after_the_last_marker(tmp_path, monkeypatch):
+    with FakeGuest("echo KSYMLAB-DONE; exit 0", tmp_path) as g:
+        g.expect_marker(qemu.DONE, "unload")
+        g.wait_poweroff()
+    monkeypatch.setattr(qemu, "POWEROFF_SECONDS", 1)
+    with pytest.raises(HarnessError) as e:
+        with FakeGuest("echo KSYMLAB-DONE; sleep 30", tmp_path) as g:
+            g.expect_marker(qemu.DONE, "unload")
+            g.wait_poweroff("LTTng guest")
+    assert e.value.step == "hang" and e.value.message == "fake: LTTng guest did not power off"
+
+
+def test_timeouts_have_one_default():
+    """RunOptions alone sets them; a session is always given its run's."""
+    params = inspect.signature(QemuSession).parameters
+    for name in ("boot_timeout", "hang_timeout"):
+        assert params[name].default is inspect.Parameter.empty
+    assert (RunOptions.boot_timeout, RunOptions.hang_timeout) == (600, 180)
+
+
+def qemu_opts(value):
+    """QEMU's option string `a=b,c=d` as a dict, ",," read as a comma (get_opt_value)."""
+    out, key, cur, i = {}, None, "", 0
+    while i <= len(value):
+        ch = value[i] if i < len(value) else ","
+        if ch == "," and value[i + 1:i + 2] == ",":
+            cur += ","
+            i += 2
+            continue
+        if ch == ",":
+            k, _, v = cur.partition("=")
+            out[k] = v
+            cur = ""
+        else:
+            cur += ch
+        i += 1
+    return out
+
+
+def real_session(tmp_path, monkeypatch, **kw):
+    """A QemuSession whose run directory and $TMPDIR hold a comma; argv() is not run."""
+    tmpdir = tmp_path / "tmp,dir"
+    tmpdir.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmpdir))
+    run = tmp_path / "runs,1" / "exports"
+    tree = kernel.Tree("exports", "k", tmp_path / "src", tmp_path / "build,x")
+    vm = QemuSession(tree, run / "initramfs.cpio.gz", run, **{**TIMEOUTS, **kw})
+    vm.accel = "tcg"
+    vm.sockdir = tempfile.mkdtemp(prefix="ksymlab-gdb-")
+    return vm, run
+
+
+def test_option_values_with_a_comma_are_escaped(tmp_path, monkeypatch):
+    vm, run = real_session(tmp_path, monkeypatch)
+    argv = vm.argv()
+    chardevs = [qemu_opts(argv[i + 1]) for i, a in enumerate(argv) if a == "-chardev"]
+    assert [(c["id"], c["path"], c["server"], c["wait"]) for c in chardevs] == [
+        ("gdb0", str(vm.gdb_socket), "on", "off"), ("qmp0", str(vm.qmp_socket), "on", "off")]
+    assert ",," in argv[argv.index("-chardev") + 1] and "," in str(vm.gdb_socket)
+    # -serial file: takes the rest of the value as the path, commas included
+    serials = [argv[i + 1] for i, a in enumerate(argv) if a == "-serial"]
+    assert serials == ["stdio", f"file:{run / 'data.log'}"]
+    assert qemu.quote_optarg("/a,b,,c") == "/a,,b,,,,c"
+
+
+def test_cmdline_file_runs_the_same_argv(tmp_path, monkeypatch):
+    vm, run = real_session(tmp_path, monkeypatch, append="oops=panic foo='a b'", kaslr=True)
+    run.mkdir(parents=True)
+    argv = vm.argv()
+    vm.write_cmdline(argv)
+    text = (run / "qemu.cmdline").read_text()
+    assert text.endswith("\n") and text.count("\n") == 1
+    assert shlex.split(text) == argv
+    assert argv[argv.index("-append") + 1] == (
+        "console=ttyS0 panic=-1 brd.rd_nr=2 brd.rd_size=16384 brd.max_part=4 cma=16M "
+        "movablecore=400M qemu_fw_cfg.ioport=12@0x510:0:1:4 oops=panic foo='a b'")
+
+
+def test_start_writes_the_argv_it_spawns(tmp_path):
+    script = "echo 'a b'; printf \"x,y\" ; echo KSYMLAB-READY"
+    with FakeGuest(script, tmp_path) as g:
+        g.expect_marker(qemu.READY, "boot")
+    assert shlex.split((tmp_path / "qemu.cmdline").read_text()) == ["sh", "-c", script]
