@@ -21,7 +21,7 @@ from .oracles import addr2line, gdb
 from .checks import variant as compare, seedclaims
 from .guest import dataport as guestdata, kaslr
 from .build import initramfs, kernel, module, symcheck
-from . import proc
+from . import proc, steps as stepnames
 from .report import assemble as report
 from .oracles import drgn as drgn_oracle, labels as oracles
 from .guest import vmcore
@@ -86,13 +86,15 @@ class Board:
 
 
 class _Steps:
-    """Seconds per step of one variant, kept by the worker that runs it."""
+    """Seconds per step of one variant, kept by the worker that runs it; the step
+    names are harness/steps.py's, which the reports show in that order."""
 
     def __init__(self):
         self.seconds = {}
         self._clock = time.monotonic()
 
     def lap(self, step):
+        assert step in stepnames.GUEST, f"{step}: not in harness/steps.py GUEST"
         now = time.monotonic()
         self.seconds[step] = round(now - self._clock, 2)
         self._clock = now

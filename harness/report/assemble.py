@@ -3,7 +3,7 @@
 import json
 
 from ..checks import crossvariant, pbstates, seeds
-from . import mdtables, html as reporthtml, rows as reportrows
+from . import mdtables, html as reporthtml, rows as reportrows, timings
 from ..oracles import labels as oracles
 from ..lttng import report as lttngreport
 
@@ -133,26 +133,9 @@ def _summary(report, out):
                  "disagreements", "unchecked", "KASLR slide", "verdict"], rows)
 
 
-TIMING_STEPS = ("module", "initramfs", "boot", "gdb", "guest_rest", "compare")
-
-
 def _timings(report, out):
-    kernel = (report.get("timings") or {}).get("kernel") or {}
-    rows = []
-    for name, v in report["variants"].items():
-        t = v.get("timings") or {}
-        if t or name in kernel:
-            rows.append([name, kernel.get(name)] + [t.get(s) for s in TIMING_STEPS])
-    if not rows:
-        return
-    out.append("## Timings (seconds)")
-    out.append("")
-    _table(out, ["variant", "kernel"] + [s.replace("_", " ") for s in TIMING_STEPS], rows)
-    run = report.get("timings") or {}
-    if run.get("guests") is not None or run.get("report") is not None:
-        out.append(f"All guests together: {run.get('guests')} s; the report: "
-                   f"{run.get('report')} s.")
-        out.append("")
+    # a row per step of harness/steps.py, a column per variant (report/timings.py)
+    timings.markdown(report, out, _table)
 
 
 def _seeds(report, out):

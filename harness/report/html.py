@@ -5,7 +5,8 @@ pageblock map (a cell per pageblock, coloured by migratetype, outlined where
 the module and gdb's bitmap read disagree); the A/B view (the first variant's
 map beside each other variant's, every pageblock whose type differs marked);
 a chart of the scenario tasks' priorities (module, gdb, expected); the
-seconds of each step per variant; per kind the disagreeing rows and every
+seconds of each step per variant (a bar each, and a table with a row per
+step, harness/steps.py); per kind the disagreeing rows and every
 row; the details (errors, notes, samplers) of each variant.
 
 Why hand-written SVG and not python3-matplotlib: the page must open from
@@ -20,7 +21,8 @@ network fetch, so the page cannot load anything.
 
 import html
 
-from . import rows as reportrows
+from .. import steps as stepnames
+from . import rows as reportrows, timings
 
 ESC = html.escape
 
@@ -38,7 +40,7 @@ CELL, PITCH, COLUMNS, LABEL_W = 14, 16, 32, 64
 
 STEP_COLOURS = {"kernel": "#8c8c8c", "module": "#0072b2", "initramfs": "#56b4e9",
                 "boot": "#009e73", "gdb": "#e69f00", "guest_rest": "#cc79a7",
-                "compare": "#d55e00"}
+                "drgn": "#f0e442", "compare": "#d55e00", "lttng": "#5d3a9b"}
 
 CSS = f"""
 body {{ font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #222; max-width: 1300px; }}
@@ -294,16 +296,14 @@ def prio_chart(name, v):
     return "\n".join(out)
 
 
-STEPS = ("kernel", "module", "initramfs", "boot", "gdb", "guest_rest", "compare")
+STEPS = stepnames.TIMED
 
 
 def timing_chart(report):
-    kernel = (report.get("timings") or {}).get("kernel") or {}
+    timed = timings.per_variant(report)
     bars = []
-    for name, v in report["variants"].items():
-        t = dict(v.get("timings") or {})
-        if name in kernel:
-            t["kernel"] = kernel[name]
+    for name in report["variants"]:
+        t = timed.get(name, {})
         bars.append((name, [(s, t.get(s)) for s in STEPS if isinstance(t.get(s), (int, float))]))
     total = max([sum(x for _, x in b) for _, b in bars] + [0])
     if not total:
@@ -328,8 +328,9 @@ def timing_chart(report):
                    f'{sum(x for _, x in steps):.1f} s</text>')
     out.append("</svg>")
     out.append('<p class="legend">' + "".join(
-        f'<span class="sw" style="background:{STEP_COLOURS[s]}"></span>{s.replace("_", " ")}'
+        f'<span class="sw" style="background:{STEP_COLOURS[s]}"></span>{stepnames.label(s)}'
         for s in STEPS) + "</p>")
+    out.append(_table(*timings.table(report)))
     run = report.get("timings") or {}
     out.append(f"<p>All guests together: {ESC(str(run.get('guests')))} s; the report: "
                f"{ESC(str(run.get('report')))} s.</p></figure>")

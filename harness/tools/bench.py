@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from ..build import kernel, variants
-from .. import paths
+from .. import paths, steps
 from ..errors import HarnessError
 from ..options import RunOptions
 from ..progress import say
@@ -38,8 +38,9 @@ COLD_ALONE = "exports"          # the first default variant
 COLD_TMP = "/var/tmp"
 TARGET_COLD_RATIO = 1.5         # cold build of all variants / one variant alone
 TARGET_WARM_SECONDS = 30.0      # warm `make run`
-KERNEL_STEPS = ("extract", "copy", "patch", "configure", "build")
-GUEST_STEPS = ("module", "initramfs", "boot", "gdb")
+# The warm run's steps the benchmark always reports ("not in report.json" when
+# missing); the other steps of harness/steps.py only when the run recorded them.
+REQUIRED_STEPS = (steps.KERNEL, "module", "initramfs", "boot", "gdb")
 
 
 def figures(entry):
@@ -102,7 +103,7 @@ def _row(phase, step, variant, seconds, note=""):
 def cold_rows(phase, cold):
     rows = []
     for v in cold["variants"]:
-        for step in KERNEL_STEPS:
+        for step in steps.KERNEL_BUILD:
             if step in v["steps"]:
                 note = ""
                 if step == "copy":
@@ -121,20 +122,20 @@ def warm_rows(report, wall, status):
     """Per-step rows of a warm run from its report.json (None where it has no figure).
 
     run.py records timings.kernel.<variant> (prepare), and per variant
-    variants.<v>.timings.{module,initramfs,boot,gdb,guest_rest,compare}; the
+    variants.<v>.timings.<step> for each step of harness/steps.py GUEST; the
     guests run concurrently, so timings.guests is the wall time of all of them.
     """
     rows = []
     report = report or {}
     timings = report.get("timings", {})
     names = list(report.get("variants", {}))
-    for step in ("kernel",) + GUEST_STEPS + ("guest_rest", "compare"):
+    for step in steps.TIMED:
         for name in names:
             entry = report["variants"][name]
             sec = (entry.get("timings") or {}).get(step)
             if sec is None and isinstance(timings.get(step), dict):
                 sec = timings[step].get(name)
-            if sec is None and step in ("guest_rest", "compare"):
+            if sec is None and step not in REQUIRED_STEPS:
                 continue                    # optional detail, not a step of the issue
             rows.append(_row("warm make run", "gdb verification" if step == "gdb" else step,
                              name, sec, "" if sec is not None else "not in report.json"))

@@ -1,0 +1,121 @@
+"""One list of step names (harness/steps.py): run.py's laps, the timing tables, bench."""
+
+import ast
+from html.parser import HTMLParser
+
+from harness import paths, steps
+from harness.report import assemble as report, html as reporthtml, mdtables
+from harness.tools import bench
+from report_fixture import make_report
+
+
+def with_drgn_and_lttng(rep):
+    rep["variants"]["exports"]["timings"].update(drgn=2.5, lttng=66.0)
+    rep["variants"]["stock"]["timings"]["drgn"] = 2.0
+    return rep
+
+
+def test_the_step_names():
+    assert steps.GUEST == ("module", "initramfs", "boot", "gdb", "guest_rest", "drgn",
+                           "compare", "lttng")
+    assert steps.TIMED == ("kernel",) + steps.GUEST
+    assert steps.KERNEL_BUILD == ("extract", "copy", "patch", "configure", "build")
+
+
+def test_run_laps_are_the_listed_steps_in_order():
+    tree = ast.parse((paths.REPO / "harness" / "run.py").read_text())
+    fn = next(n for n in ast.walk(tree)
+              if isinstance(n, ast.FunctionDef) and n.name == "run_variant")
+    laps = sorted((n.lineno, n.args[0].value) for n in ast.walk(fn)
+                  if isinstance(n, ast.Call) and getattr(n.func, "attr", None) == "lap")
+    assert [name for _, name in laps] == list(steps.GUEST)
+
+
+def test_report_md_has_a_row_per_step_and_a_column_per_variant():
+    md = report.markdown(with_drgn_and_lttng(make_report()))
+    section = md.split("## Timings (seconds)\n\n", 1)[1].split("\n\n", 1)[0]
+    assert section.splitlines() == [
+        "| step | exports | kallsyms | stock | bpf13 |",
+        "|---|---|---|---|---|",
+        "| kernel | 0.6 | 0.6 | 0.6 | 0.6 |",
+        "| module | 4.1 | 5.1 | 6.1 | 7.1 |",
+        "| initramfs | 0.4 | 0.4 | 0.4 | 0.4 |",
+        "| boot | 10.5 | 11.5 | 12.5 | 13.5 |",
+        "| gdb | 6.2 | 6.2 | 6.2 | 6.2 |",
+        "| guest rest | 1.1 | 1.1 | 1.1 | 1.1 |",
+        "| drgn | 2.5 |  | 2.0 |  |",
+        "| compare | 0.05 | 0.05 | 0.05 | 0.05 |",
+        "| lttng | 66.0 |  |  |  |",
+    ]
+    assert "All guests together: 41.0 s; the report: 0.3 s." in md
+    # a step no variant recorded has no row
+    assert "| lttng |" not in report.markdown(make_report())
+
+
+def test_many_variants_make_more_tables_not_wider_ones():
+    names = tuple(f"v{i}" for i in range(9))
+    md = report.markdown(make_report(names))
+    section = md.split("## Timings (seconds)\n\n", 1)[1].split("## ", 1)[0]
+    heads = [line for line in section.splitlines() if line.startswith("| step |")]
+    assert heads == ["| step | v0 | v1 | v2 | v3 | v4 | v5 | v6 |", "| step | v7 | v8 |"]
+    assert mdtables.widest(section) == mdtables.MAX_COLUMNS
+
+
+class Steps(HTMLParser):
+    """The timing chart's bars (variant, step) and its table's rows of cells."""
+
+    def __init__(self, text):
+        super().__init__()
+        self.bars, self.rows, self._cell = [], [], None
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "rect" and a.get("class") == "step":
+            self.bars.append((a["data-variant"], a["data-step"]))
+        elif tag == "tr":
+            self.rows.append([])
+        elif tag in ("td", "th"):
+            self._cell = ""
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th"):
+            self.rows[-1].append(self._cell)
+            self._cell = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell += data
+
+
+def test_report_html_draws_and_tabulates_every_recorded_step():
+    page = Steps(reporthtml.timing_chart(with_drgn_and_lttng(make_report())))
+    assert [s for v, s in page.bars if v == "exports"] == [
+        "kernel", "module", "initramfs", "boot", "gdb", "guest_rest", "drgn", "compare",
+        "lttng"]
+    assert [s for v, s in page.bars if v == "kallsyms"] == [
+        "kernel", "module", "initramfs", "boot", "gdb", "guest_rest", "compare"]
+    # the table: a row per step, a column per variant
+    assert page.rows == [
+        ["step", "exports", "kallsyms", "stock", "bpf13"],
+        ["kernel", "0.6", "0.6", "0.6", "0.6"],
+        ["module", "4.1", "5.1", "6.1", "7.1"],
+        ["initramfs", "0.4", "0.4", "0.4", "0.4"],
+        ["boot", "10.5", "11.5", "12.5", "13.5"],
+        ["gdb", "6.2", "6.2", "6.2", "6.2"],
+        ["guest rest", "1.1", "1.1", "1.1", "1.1"],
+        ["drgn", "2.5", "", "2.0", ""],
+        ["compare", "0.05", "0.05", "0.05", "0.05"],
+        ["lttng", "66.0", "", "", ""]]
+    # every step has its own colour
+    assert set(reporthtml.STEP_COLOURS) == set(steps.TIMED)
+    assert len(set(reporthtml.STEP_COLOURS.values())) == len(steps.TIMED)
+
+
+def test_bench_shows_drgn_and_lttng_when_recorded():
+    rep = {"timings": {"kernel": {"exports": 0.1}},
+           "variants": {"exports": {"timings": {"boot": 7.0, "drgn": 2.5, "lttng": 66.0}}}}
+    rows = bench.warm_rows(rep, 90.0, 0)
+    assert [(r["step"], r["seconds"]) for r in rows if r["variant"] == "exports"] == [
+        ("kernel", 0.1), ("module", None), ("initramfs", None), ("boot", 7.0),
+        ("gdb verification", None), ("drgn", 2.5), ("lttng", 66.0)]
