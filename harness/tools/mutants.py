@@ -35,7 +35,7 @@ from typing import Optional
 
 from ..build import cache, kernel, variants
 from .. import paths
-from ..errors import HarnessError
+from ..errors import EXIT, HarnessError
 from ..progress import say
 
 CATALOGUE = paths.REPO / "mutants" / "catalogue.toml"
@@ -434,7 +434,7 @@ def main(argv=None):
     try:
         args = ap.parse_args(argv)
     except SystemExit as e:
-        return 2 if e.code else 0
+        return EXIT["usage"] if e.code else 0
     try:
         chosen = select(load(args.catalogue), args.only, args.kind, args.target)
         if args.list:
@@ -447,7 +447,7 @@ def main(argv=None):
         return err.exit_status
     except KeyboardInterrupt:
         print("ksymlab: mutants: interrupted", file=sys.stderr)
-        return 130
+        return EXIT["interrupted"]
 
 
 def _run(chosen, args):
