@@ -1,6 +1,6 @@
 """Have QEMU write a vmcore of the guest while gdb holds it at the snapshot.
 
-QEMU's QMP monitor (a unix socket beside the gdbstub's, harness/qemu.py)
+QEMU's QMP monitor (a unix socket beside the gdbstub's, harness/guest/qemu.py)
 runs `dump-guest-memory`; with `-device vmcoreinfo` QEMU adds the guest
 kernel's VMCOREINFO note, whose physical address the guest's fw_cfg driver
 (qemu_fw_cfg.ioport= on the kernel command line) wrote to fw_cfg's
@@ -8,10 +8,12 @@ etc/vmcoreinfo at boot. The dump is synchronous: QMP answers once the file
 is complete. gdb stays attached and the VM stays stopped throughout (QEMU
 only restarts a VM it stopped itself).
 
-drgn (harness/drgn_oracle.py) then reads the file on the host.
+drgn (harness/oracles/drgn.py, which runs harness/oracles/drgn_vmcore.py)
+then reads the file on the host.
 """
 
 import json
+import shutil
 import socket
 import struct
 import time
@@ -168,7 +170,6 @@ def add_vmcoreinfo(src, dst, text):
     go at the end of the copy, e_phoff and e_phnum point there; the memory
     segments are untouched. Returns dst.
     """
-    import shutil
     shutil.copyfile(src, dst)
     name = b"VMCOREINFO\0"
     desc = text.encode()

@@ -255,7 +255,7 @@ def test_drgn_oracle_rejects_a_file_that_is_no_kernel_core(tmp_path):
     spec.write_text(json.dumps({"vmcore": str(junk), "vmlinux": "/nonexistent",
                                 "module": "/nonexistent", "sections": {}, "symbols": [],
                                 "pageblock_order": 10}))
-    p = subprocess.run([drgn_oracle.PYTHON, "-m", "harness.oracles.drgn", str(spec),
+    p = subprocess.run([drgn_oracle.PYTHON, "-m", drgn_oracle.CHILD, str(spec),
                         str(tmp_path / "out.json")], cwd=paths.REPO, capture_output=True,
                        text=True)
     assert p.returncode == 43

@@ -90,9 +90,10 @@ def kept_core(rundir, variant):
 
 
 def program(rundir, variant, core):
+    from harness.oracles import drgn_vmcore       # imports drgn: only when a test runs
     spec = json.loads((rundir / variant / "drgn-in.json").read_text())
-    prog = drgn_oracle.open_core(str(core))
-    drgn_oracle.load_debug_info(prog, spec["vmlinux"], spec["module"])
+    prog = drgn_vmcore.open_core(str(core))
+    drgn_vmcore.load_debug_info(prog, spec["vmlinux"], spec["module"])
     return prog
 
 
