@@ -15,6 +15,7 @@
 
 import json
 import os
+import re
 import time
 
 import gdb
@@ -22,6 +23,9 @@ import linux.device
 import linux.tasks
 import linux.utils
 
+# MAX_RT_PRIO and MINORBITS are also stated in harness/oracles/drgn_vmcore.py,
+# deliberately: each oracle states its own constants, so that neither takes a
+# value from the other or from the kernel code under test.
 # include/linux/sched/prio.h: MAX_RT_PRIO is 100 in 6.1 and 6.12.
 # It is a macro, absent from DWARF, so it is stated here as the oracle's own
 # constant rather than taken from the kernel code under test.
@@ -34,13 +38,50 @@ BITS_PER_LONG = 64
 # include/linux/kdev_t.h: MINORBITS 20.
 MINORBITS = 20
 
+# The names the guest reports on its data port (written by the kernel under
+# test) reach gdb only in these shapes; the host checks the same before it
+# hands them over (harness/oracles/gdb.py). A symbol name is spliced into a gdb
+# expression, and gdb expressions can call functions in the guest; a section
+# name goes into add-symbol-file's arguments.
+SYMBOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+SECTION_NAME = re.compile(r"[.A-Za-z0-9_]+")
+REFUSED = "not a C identifier: not evaluated by gdb"
+
+# What this oracle could read only with a stated value or a caveat; main()
+# writes them to the reading's "notes", which the report lists.
+NOTES = []
+
+
+def note(text):
+    if text not in NOTES:
+        NOTES.append(text)
+
+
+def is_symbol_name(name):
+    return isinstance(name, str) and SYMBOL_NAME.fullmatch(name) is not None
+
 
 def symbol_address(name):
-    """Address of a vmlinux symbol from the ELF/DWARF symbol table, or None."""
+    """Address of a vmlinux symbol from the ELF/DWARF symbol table, or None;
+    a name that is not a C identifier is never evaluated (None)."""
+    if not is_symbol_name(name):
+        return None
     try:
         return int(gdb.parse_and_eval(f"(unsigned long)&{name}"))
     except gdb.error:
         return None
+
+
+def read_symbols(names):
+    """({name: address or None}, {name: why gdb did not read it}) of the names
+    the guest reported; a refused name also gets a note."""
+    addresses, refused = {}, {}
+    for name in names:
+        addresses[name] = symbol_address(name)
+        if not is_symbol_name(name):
+            refused[name] = REFUSED
+            note(f"symbol {name!r} from the guest: {REFUSED}")
+    return addresses, refused
 
 
 def read_tasks():
@@ -271,6 +312,10 @@ def load_module(ko, sections):
     """add-symbol-file at the addresses of /sys/module/<name>/sections."""
     if ".text" not in sections:
         raise SystemExit("ksymlab-gdb: the guest reported no .text section for the module")
+    for name in sections:
+        if not SECTION_NAME.fullmatch(name):
+            raise SystemExit(f"ksymlab-gdb: the guest reported module section {name!r}: "
+                             "not [.A-Za-z0-9_]+, not given to add-symbol-file")
     args = [f"add-symbol-file {ko} {sections['.text']:#x}"]
     args += [f"-s {name} {addr:#x}" for name, addr in sorted(sections.items())
              if name != ".text"]
@@ -330,8 +375,10 @@ def main():
     with open(os.environ["KSYMLAB_GDB_IN"]) as f:
         claims = json.load(f)
     load_module(claims["module"], {k: int(v) for k, v in claims["sections"].items()})
-    result = {"symbols": {name: symbol_address(name) for name in claims["symbols"]},
-              "_text": symbol_address("_text")}
+    symbols, refused = read_symbols(claims["symbols"])
+    result = {"symbols": symbols, "_text": symbol_address("_text")}
+    if refused:
+        result["symbol_errors"] = refused
     stop, bp = stop_at_snapshot(os.environ["KSYMLAB_GDB_ARMED"])
     # The guest is halted inside the snapshot from here on.
     first = read_snapshot(stop, claims["pageblock_order"])
@@ -354,6 +401,8 @@ def main():
                                     after=result["snapshots"][-1]["results"]["snapshot_seq"])
         result["snapshots"].append(read_snapshot(stop, claims["pageblock_order"]))
     bp.delete()
+    if NOTES:
+        result["notes"] = list(NOTES)
     with open(os.environ["KSYMLAB_GDB_OUT"], "w") as f:
         json.dump(result, f, indent=1, sort_keys=True)
     print(f"ksymlab-gdb: {len(result['symbols'])} symbols, {len(result['tasks'])} tasks, "
@@ -362,6 +411,8 @@ def main():
     for snap in result["snapshots"][1:]:
         print(f"ksymlab-gdb: {len(snap['pageblocks'])} pageblocks read at snapshot "
               f"{snap['stop']['seq']}")
+    for text in NOTES:
+        print(f"ksymlab-gdb: note: {text}")
 
 
 # Sourced by gdb, this is __main__; gdbscripts/ksymlab_lttng.py imports it for

@@ -177,6 +177,7 @@ def run_variant(variant, tree, vdir, opts, steps):
     found = compare.expect_degraded(compare.compare_variant(data, truth, opts.stress, variant,
                                                             names, drgn_truth), variant.degraded)
     found = oracles.require_independent(found)
+    found = replace(found, notes=found.notes + gdb.notes(truth))     # gdb's caveats
     steps.lap("compare")
     lttng_rows = ()
     if variant.lttng_series and opts.lttng:

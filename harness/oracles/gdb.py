@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import subprocess
 import time
 
@@ -16,6 +17,38 @@ VERIFY_SCRIPT = "ksymlab_verify.py"
 # takes seconds (gdb 1.5 s on an idle machine, README): 300 s means gdb or the
 # gdbstub is stuck, not slow, even with every guest of a run on 2 busy cores.
 GDB_TIMEOUT = 300
+
+# The names the guest reports on its data port (written by the kernel under
+# test) reach gdb only in these shapes, here and again in the gdb script
+# (gdbscripts/ksymlab_verify.py): a symbol name is spliced into a gdb
+# expression, and gdb expressions can call functions in the guest; a section
+# name goes into add-symbol-file's arguments.
+SYMBOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+SECTION_NAME = re.compile(r"[.A-Za-z0-9_]+")
+REFUSED = "not a C identifier: not given to gdb"
+
+
+def gdb_claims(claims):
+    """(the claims gdb gets, {symbol: why gdb does not get it}).
+
+    A symbol name that is not a C identifier is kept from gdb: its symbol row
+    then has no gdb address, and the reading says why (finish()). A section
+    name outside [.A-Za-z0-9_] fails the step: gdb places the module by them.
+    """
+    for name in claims.get("sections", {}):
+        if not (isinstance(name, str) and SECTION_NAME.fullmatch(name)):
+            raise HarnessError("verify", f"the guest reported module section {name!r}: "
+                               "not [.A-Za-z0-9_]+, not given to gdb")
+    if "symbols" not in claims:
+        return claims, {}
+    refused = {n: REFUSED for n in claims["symbols"]
+               if not (isinstance(n, str) and SYMBOL_NAME.fullmatch(n))}
+    return {**claims, "symbols": [n for n in claims["symbols"] if n not in refused]}, refused
+
+
+def notes(reading):
+    """What gdb's reading says the report should note (stated values, refused names)."""
+    return tuple(reading.get("notes", ()))
 
 
 def gdb_argv(tree, slide=0, script=VERIFY_SCRIPT):
@@ -61,6 +94,7 @@ class GdbSession:
         self.log = workdir / "gdb.log"
         self.proc = None
         self._logf = None
+        self.refused = {}
         # Called once while gdb holds the guest at the snapshot, after gdb has
         # read it (the vmcore for drgn); gdb detaches when it returns.
         self.at_snapshot = at_snapshot
@@ -74,7 +108,8 @@ class GdbSession:
         self.close()
 
     def start(self):
-        self.claims_file.write_text(json.dumps(self.claims, indent=1))
+        claims, self.refused = gdb_claims(self.claims)
+        self.claims_file.write_text(json.dumps(claims, indent=1))
         for f in (self.out_file, self.armed_file, self.hold_file, self.release_file):
             if f.exists():
                 f.unlink()
@@ -121,8 +156,24 @@ class GdbSession:
             result = json.loads(self.out_file.read_text())
         except ValueError as e:
             raise HarnessError("gdb", f"{self.out_file}: not JSON ({e})", self.log) from e
+        self._add_refused(result)
         say("gdb", f"{self.tree.variant}: {self.summary(result)}")
+        for text in notes(result):
+            say("gdb", f"{self.tree.variant}: note: {text}")
         return result
+
+    def _add_refused(self, result):
+        """The names gdb was not given (gdb_claims()): None among its symbols,
+        in the claims' order, why in symbol_errors, and a note each."""
+        if not self.refused:
+            return
+        read = result.get("symbols")
+        if not isinstance(read, dict):
+            return                      # a malformed reading: GdbReading.parse says so
+        result["symbols"] = {n: read.get(n) for n in self.claims["symbols"]}
+        result.setdefault("symbol_errors", {}).update(self.refused)
+        result.setdefault("notes", []).extend(f"symbol {n!r} from the guest: {why}"
+                                              for n, why in self.refused.items())
 
     def summary(self, result):
         """One progress line about what gdb read."""
