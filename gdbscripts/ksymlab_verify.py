@@ -97,14 +97,29 @@ def read_tasks():
     return tasks
 
 
+# include/linux/mmzone.h, a flag bit low in mem_section.section_mem_map:
+# SECTION_IS_ONLINE is bit 2 since 2d070eab2e82 ("mm: consider zone which is
+# not fully populated to have holes", v4.13), a macro (1UL<<2) until
+# ed7802dd48f7 ("mm: memory_hotplug: enumerate all supported section flags",
+# v6.0) made it SECTION_IS_ONLINE_BIT, the third enumerator of an anonymous enum
+# (after SECTION_MARKED_PRESENT_BIT and SECTION_HAS_MEM_MAP_BIT; so in 6.1.192
+# and 6.12.118). DWARF may leave that enum out; only then is this bit used, and
+# the reading's notes say so.
+STATED_SECTION_IS_ONLINE_BIT = 2
+
+
 def section_is_online_bit():
-    """include/linux/mmzone.h: SECTION_IS_ONLINE_BIT, an anonymous enum that DWARF may
-    leave out when no object has its type; 2 on 6.1 and 6.12 (after
-    SECTION_MARKED_PRESENT_BIT and SECTION_HAS_MEM_MAP_BIT), stated here then."""
+    """SECTION_IS_ONLINE_BIT from DWARF; else STATED_SECTION_IS_ONLINE_BIT, with a
+    note, so a stated value never passes for one read from the kernel."""
     try:
         return int(gdb.parse_and_eval("(int)SECTION_IS_ONLINE_BIT"))
-    except gdb.error:
-        return 2
+    except gdb.error as e:
+        why = (str(e).splitlines() or ["gdb.error"])[0]
+        note(f"SECTION_IS_ONLINE_BIT is not in vmlinux's DWARF ({why}): the pageblocks' "
+             f"online flags use bit {STATED_SECTION_IS_ONLINE_BIT}, stated in "
+             "gdbscripts/ksymlab_verify.py from include/linux/mmzone.h as of ed7802dd48f7 "
+             "(v6.0)")
+        return STATED_SECTION_IS_ONLINE_BIT
 
 
 class Pageblocks:

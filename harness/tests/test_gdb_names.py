@@ -96,6 +96,17 @@ def test_a_section_name_outside_the_section_alphabet_stops_the_script(monkeypatc
     assert len(fake.executed) == 1
 
 
+def test_a_stated_section_online_bit_is_a_note_not_a_silent_value(monkeypatch):
+    script, fake = load_verify(monkeypatch, {"(int)SECTION_IS_ONLINE_BIT": 2})
+    assert script.section_is_online_bit() == 2 and script.NOTES == []
+    del fake.values["(int)SECTION_IS_ONLINE_BIT"]
+    assert script.section_is_online_bit() == 2
+    assert script.section_is_online_bit() == 2
+    assert len(script.NOTES) == 1                       # once, however many snapshots ask
+    assert "SECTION_IS_ONLINE_BIT" in script.NOTES[0] and "ed7802dd48f7" in script.NOTES[0]
+    assert "\n" not in script.NOTES[0]
+
+
 # ---- on the host: harness/oracles/gdb.py ----
 
 def test_gdb_claims_keep_non_identifiers_from_gdb():
@@ -155,3 +166,16 @@ def test_a_reading_without_refused_names_is_unchanged(monkeypatch, tmp_path):
         truth = session.finish()
     assert truth == dict(reading, symbols={"task_prio": 0x1000, "disk_type": 0x1001})
     assert gdb_oracle.notes(truth) == ()
+
+
+def test_the_notes_gdb_wrote_come_back_for_the_report(monkeypatch, tmp_path):
+    """run.py adds gdb.notes(truth) to the variant's notes (report.md '- note:')."""
+    claims = {"symbols": ["task_prio", "0day"], "module": "/m.ko", "sections": {".text": 1},
+              "pageblock_order": 10, "snapshots": 1}
+    stated = "SECTION_IS_ONLINE_BIT is not in vmlinux's DWARF (...): ..."
+    with fake_session(monkeypatch, tmp_path, claims, dict(gdb_reading(), notes=[stated])) \
+            as session:
+        session.start()
+        truth = session.finish()
+    assert gdb_oracle.notes(truth) == (stated, "symbol '0day' from the guest: not a C "
+                                                "identifier: not given to gdb")
