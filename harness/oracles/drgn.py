@@ -24,6 +24,7 @@ from ..guest import vmcore
 from ..guest.kaslr import symbol_addresses
 from ..proc import run_logged
 from ..progress import say
+from .readings import DrgnReading
 
 PYTHON = "/usr/bin/python3"
 # The module /usr/bin/python3 runs under drgn (harness/oracles/drgn_vmcore.py).
@@ -75,6 +76,10 @@ def read(dumped, tree, claims, vdir, variant="", slide=0, keep=True):
         return {"error": _last_line(log) or e.message}
     except (OSError, ValueError) as e:
         return {"error": f"{out_file}: {e}"}
+    try:
+        DrgnReading.parse(out, str(out_file))
+    except HarnessError as e:
+        return {"error": e.message}
     out["seconds"] = round(time.monotonic() - t0, 2)
     if not keep:
         for f in {Path(dumped["path"]), Path(core)}:

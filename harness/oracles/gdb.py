@@ -10,6 +10,7 @@ from .. import paths
 from ..errors import HarnessError
 from ..proc import check_stop, stop_group
 from ..progress import say
+from .readings import GdbReading
 
 VERIFY_SCRIPT = "ksymlab_verify.py"
 # The bound on one gdb session from attach to its last read (every snapshot,
@@ -17,6 +18,9 @@ VERIFY_SCRIPT = "ksymlab_verify.py"
 # takes seconds (gdb 1.5 s on an idle machine, README): 300 s means gdb or the
 # gdbstub is stuck, not slow, even with every guest of a run on 2 busy cores.
 GDB_TIMEOUT = 300
+# The typed record of what each gdb script writes, parsed in finish() (the
+# LTTng stop's reading, ksymlab_lttng.py, has none yet).
+READINGS = {VERIFY_SCRIPT: GdbReading}
 
 # The names the guest reports on its data port (written by the kernel under
 # test) reach gdb only in these shapes, here and again in the gdb script
@@ -157,6 +161,12 @@ class GdbSession:
         except ValueError as e:
             raise HarnessError("gdb", f"{self.out_file}: not JSON ({e})", self.log) from e
         self._add_refused(result)
+        reading = READINGS.get(self.SCRIPT)
+        if reading is not None:
+            try:
+                reading.parse(result, str(self.out_file))
+            except HarnessError as e:
+                raise HarnessError(e.step, e.message, self.log) from None
         say("gdb", f"{self.tree.variant}: {self.summary(result)}")
         for text in notes(result):
             say("gdb", f"{self.tree.variant}: note: {text}")

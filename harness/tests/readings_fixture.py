@@ -2,7 +2,7 @@
 small: one task, one pageblock, one disk. Each passes GdbReading.parse /
 DrgnReading.parse; the tests take a copy and break one key."""
 
-import copy
+import json
 
 STOP = {"function": "ksymlab_snapshot_taken", "pc": 0xffffffffc0000010, "seq": 1}
 
@@ -52,8 +52,10 @@ DRGN = {
 
 
 def gdb_reading():
-    return copy.deepcopy(GDB)
+    """A copy as json.load gives it: no two keys share a dict (GDB's snapshots[0]
+    and its top level do)."""
+    return json.loads(json.dumps(GDB))
 
 
 def drgn_reading():
-    return copy.deepcopy(DRGN)
+    return json.loads(json.dumps(DRGN))
