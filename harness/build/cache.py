@@ -7,7 +7,7 @@ that opened it must lock the same inode as everyone else):
 
   - building an entry holds it exclusively; using one (a build reading a
     complete tree, a run booting it, a derivation copying its base) holds it
-    shared for as long as it is used;
+    shared for as long as it is used (entry() finds or builds one);
   - eviction takes it exclusively and without waiting: an entry anyone holds
     is skipped, never removed.
 
@@ -249,6 +249,58 @@ def completed(kind, cache, key, variant=None):
         info["variant"] = variant
     _write_info(cache, kind, key, info)
     touch_used(Path(cache) / kind, key)
+
+
+# Finding or building one entry.
+
+class EntryLock:
+    """The lock of one entry while the block of entry() runs."""
+
+    def __init__(self, f, missing):
+        self._f = f
+        self.missing = missing      # True: held exclusively, to be built by this process
+
+    def built(self, kind=None, cache=None, key=None, variant=None):
+        """Call once the new entry's completion marker is written.
+
+        With `kind` (one of KINDS) its size is recorded (completed()) while the lock
+        is still exclusive. Then the lock becomes shared, so that readers, and this
+        process's own session, may hold the entry: used() under the exclusive lock
+        would wait for this very lock. Then, with `kind`, the use is recorded
+        (used()). LTTng builds are no kind of this cache: they pass none and only
+        downgrade."""
+        if kind is not None:
+            completed(kind, cache, key, variant)
+        fcntl.flock(self._f, fcntl.LOCK_SH)
+        if kind is not None:
+            used(kind, cache, key)
+
+
+@contextlib.contextmanager
+def entry(lock, complete):
+    """Find or build one entry under its lock file `lock`; `complete()` says whether the
+    entry exists complete (its completion marker is written).
+
+    The lock is taken shared; when the entry is not complete, flock converts it to
+    exclusive, which drops the shared lock first and then waits for every other
+    holder (a process building the entry, every run holding it); then completeness
+    is checked again, as another process may have built the entry meanwhile. The
+    block sees `e.missing`:
+      False: the entry is complete, use it. The lock is shared, or still exclusive
+             when this process had to wait for it.
+      True:  this process holds the entry exclusively and builds it: it removes what
+             an earlier, stopped build left, builds, writes the completion marker
+             last and then calls e.built().
+    Leaving the block, by return or exception, releases the lock. An exception during
+    the build leaves the entry without its marker: never used as complete, and
+    removed by its next builder (or by eviction)."""
+    lock = Path(lock)
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_SH)
+        if not complete():
+            fcntl.flock(f, fcntl.LOCK_EX)
+        yield EntryLock(f, not complete())
 
 
 # Listing and eviction.

@@ -218,3 +218,189 @@ def test_hard_linked_files_count_their_share(c, tmp_path):
     os.link(a / "big", b / "big")
     sa, sb = cache.measure(a), cache.measure(b)
     assert 500_000 <= sb < 520_000 and 500_000 <= sa < 530_000
+
+
+# entry(): the lock protocol of finding or building one entry.
+
+def lock_state(lock):
+    """What another open file could take on `lock` right now: "free", "shared" or "held"."""
+    with open(lock, "a") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return "free"
+        except BlockingIOError:
+            pass
+        try:
+            fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            return "shared"
+        except BlockingIOError:
+            return "held"
+
+
+BUILDER = """
+import sys
+sys.path.insert(0, {repo!r})
+from pathlib import Path
+from harness.build import cache
+d = Path({d!r})
+with cache.entry(d / "k.lock", (d / "k" / "done").exists) as e:
+    if e.missing:
+        print("building", flush=True)
+        (d / "k").mkdir()
+        with open(d / "builds", "a") as f:
+            f.write("1")
+        sys.stdin.readline()
+        (d / "k" / "done").write_text("k")
+        e.built()
+        print("built", flush=True)
+    else:
+        print("found", flush=True)
+"""
+
+
+def test_entry_only_one_process_builds_the_other_waits_and_finds_it(tmp_path):
+    start = lambda: subprocess.Popen(   # noqa: E731
+        [sys.executable, "-c", BUILDER.format(repo=str(paths.REPO), d=str(tmp_path))],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    first = start()
+    second = None
+    try:
+        assert first.stdout.readline().strip() == "building"
+        assert lock_state(tmp_path / "k.lock") == "held"
+        second = start()
+        time.sleep(1.0)
+        assert second.poll() is None                    # waiting for the builder
+        first.stdin.write("\n")
+        first.stdin.flush()
+        assert first.stdout.read().split() == ["built"] and first.wait(timeout=30) == 0
+        assert second.stdout.read().split() == ["found"] and second.wait(timeout=30) == 0
+        assert (tmp_path / "builds").read_text() == "1"
+        assert lock_state(tmp_path / "k.lock") == "free"
+    finally:
+        for p in (first, second):
+            if p is not None:
+                p.kill()
+                p.wait()
+
+
+def test_entry_many_threads_build_once(tmp_path):
+    import threading
+    marker = tmp_path / "k" / "done"
+    builds, seen, go = [], [], threading.Barrier(8)
+
+    def use():
+        go.wait()
+        with cache.entry(tmp_path / "k.lock", marker.exists) as e:
+            if e.missing:
+                builds.append(1)
+                time.sleep(0.2)
+                marker.parent.mkdir()
+                marker.write_text("k")
+                e.built()
+            seen.append(marker.read_text())
+    threads = [threading.Thread(target=use) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    assert builds == [1] and seen == ["k"] * 8
+
+
+def test_entry_failed_build_leaves_nothing_complete_and_the_waiter_builds(tmp_path):
+    import threading
+    marker = tmp_path / "k" / "done"
+    building, results = threading.Event(), []
+
+    def fail():
+        with cache.entry(tmp_path / "k.lock", marker.exists) as e:
+            assert e.missing
+            marker.parent.mkdir()
+            (marker.parent / "half.o").write_text("half")
+            building.set()
+            time.sleep(0.5)
+            raise RuntimeError("make failed")
+
+    def wait_then_build():
+        building.wait()
+        with cache.entry(tmp_path / "k.lock", marker.exists) as e:
+            results.append(e.missing)
+            if e.missing:
+                assert (marker.parent / "half.o").exists()   # the leftovers, for it to remove
+                marker.write_text("k")
+                e.built()
+    t1 = threading.Thread(target=lambda: pytest.raises(RuntimeError, fail))
+    t2 = threading.Thread(target=wait_then_build)
+    t1.start()
+    t2.start()
+    t1.join(timeout=30)
+    t2.join(timeout=30)
+    assert results == [True] and marker.read_text() == "k"
+
+
+def test_entry_exception_releases_the_lock_and_the_entry_stays_incomplete(c):
+    lock = cache.lock_path(c, "modules", "m")
+    with pytest.raises(RuntimeError):
+        with cache.entry(lock, lambda: cache.is_complete(c, "modules", "m")) as e:
+            assert e.missing and lock_state(lock) == "held"
+            cache.entry_path(c, "modules", "m").mkdir()
+            (cache.entry_path(c, "modules", "m") / "x.o").write_text("half")
+            raise RuntimeError("make failed")
+    assert lock_state(lock) == "free"
+    assert [(x.key, x.complete) for x in cache.entries(c)] == [("m", False)]
+    with cache.entry(lock, lambda: cache.is_complete(c, "modules", "m")) as e:
+        assert e.missing
+
+
+def test_entry_built_records_downgrades_and_holds_in_the_session(c):
+    import threading
+    lock = cache.lock_path(c, "modules", "m")
+    with cache.session() as s:
+        with cache.entry(lock, lambda: cache.is_complete(c, "modules", "m")) as e:
+            assert e.missing
+            cache.entry_path(c, "modules", "m").mkdir()
+            (cache.entry_path(c, "modules", "m") / "done").write_text("m")
+            # used() (the session's hold) after the downgrade: it would wait on this very lock
+            t = threading.Thread(target=e.built, args=("modules", c, "m", "v"), daemon=True)
+            t.start()
+            t.join(timeout=10)
+            assert not t.is_alive(), "built() waits for its own lock"
+            assert lock_state(lock) == "shared" and len(s) == 1
+        assert json.loads((c / "modules" / "m.info").read_text())["variant"] == "v"
+        assert (c / "modules" / "m.used").exists()
+        assert lock_state(lock) == "shared"              # the session still holds it
+        with cache.entry(lock, lambda: cache.is_complete(c, "modules", "m")) as e:
+            assert not e.missing and lock_state(lock) == "shared"
+    assert lock_state(lock) == "free"
+
+
+def test_entry_built_without_a_kind_only_downgrades(tmp_path):
+    lock = tmp_path / "lttng" / "modules" / "k.lock"
+    marker = tmp_path / "lttng" / "modules" / "k" / "done"
+    with cache.entry(lock, marker.exists) as e:
+        marker.parent.mkdir()
+        marker.write_text("k")
+        e.built()
+        assert lock_state(lock) == "shared"
+    assert sorted(p.name for p in lock.parent.iterdir()) == ["k", "k.lock"]
+
+
+def test_entry_checks_again_once_exclusive(tmp_path):
+    """A waiter that saw the entry incomplete and waited for the exclusive lock finds
+    it complete when the builder (which held it shared once complete) lets go."""
+    import threading
+    lock, marker = tmp_path / "k.lock", tmp_path / "k" / "done"
+    results = []
+
+    def waiter():
+        with cache.entry(lock, marker.exists) as e:
+            results.append(e.missing)
+    with open(lock, "a") as builder:
+        fcntl.flock(builder, fcntl.LOCK_SH)
+        t = threading.Thread(target=waiter)
+        t.start()
+        time.sleep(0.5)
+        assert results == [] and t.is_alive()         # incomplete: waiting to build it
+        marker.parent.mkdir()
+        marker.write_text("k")
+    t.join(timeout=30)
+    assert results == [False]
