@@ -1,6 +1,5 @@
 """Build the guest initramfs with the kernel tree's own usr/gen_init_cpio."""
 
-import fcntl
 import hashlib
 import os
 import shutil
@@ -106,13 +105,8 @@ def build(tree, module_ko, scenario, workdir, mode, cache, insmod_args="", stres
         raise HarnessError("initramfs", f"{tree.gen_init_cpio} missing from the built tree")
     key = content_key(spec_text, tree.gen_init_cpio)
     cached = Path(cache) / "initramfs" / f"{key}.cpio"
-    cached.parent.mkdir(parents=True, exist_ok=True)
-    with open(cached.parent / f"{key}.lock", "a") as lock:
-        # shared while copying a cached image (eviction skips it), exclusive to build one
-        fcntl.flock(lock, fcntl.LOCK_SH)
-        if not cached.exists():
-            fcntl.flock(lock, fcntl.LOCK_EX)
-        if cached.exists():
+    with cachemod.entry(cachemod.lock_path(cache, "initramfs", key), cached.exists) as e:
+        if not e.missing:
             cachemod.used("initramfs", cache, key)
             shutil.copyfile(cached, out)        # the run directory stays self-contained
             say("initramfs", f"{tree.variant}: cached {cached.name}, "
@@ -127,9 +121,7 @@ def build(tree, module_ko, scenario, workdir, mode, cache, insmod_args="", stres
             raise HarnessError("initramfs", f"gen_init_cpio exited {p.returncode}: "
                                f"{p.stderr.decode(errors='replace').strip()}")
         tmp.replace(cached)
-        cachemod.completed("initramfs", cache, key, tree.variant)
-        fcntl.flock(lock, fcntl.LOCK_SH)
-        cachemod.used("initramfs", cache, key)
+        e.built("initramfs", cache, key, tree.variant)
         shutil.copyfile(cached, out)
         cachemod.after_new_entry(cache)
     say("initramfs", f"{tree.variant}: built {cached.name}, {out.stat().st_size // 1024} KiB")

@@ -611,14 +611,8 @@ def prepare(variant, cache, tarball=None, index=1, total=1, derive=True):
     tree = Tree(variant.name, key, root, root / "linux")
     manifest_file = root / "manifest.json"
     label = f"{variant.name} ({index}/{total})"
-    root.parent.mkdir(parents=True, exist_ok=True)
-    with open(root.parent / f"{key}.lock", "w") as lock:
-        # A complete tree is only read: a shared lock, so runs holding it (cache.hold)
-        # do not block. Building takes the lock exclusively (flock converts it).
-        fcntl.flock(lock, fcntl.LOCK_SH)
-        if not manifest_file.exists():
-            fcntl.flock(lock, fcntl.LOCK_EX)
-        if manifest_file.exists():
+    with cachemod.entry(cachemod.lock_path(cache, "trees", key), manifest_file.exists) as e:
+        if not e.missing:
             say("kernel", f"{label}: cached tree {key}")
             if _record_of(manifest_file) is None:
                 _adopt(variant, _tarball_digest(tarball, variant.package), variant.patches(),
@@ -697,8 +691,6 @@ def prepare(variant, cache, tarball=None, index=1, total=1, derive=True):
             "build_cpu_seconds": round(build_cpu, 1),     # user+sys of make and its children
             "total_seconds": round(time.monotonic() - start, 1),
         }, indent=2) + "\n")
-        cachemod.completed("trees", cache, key, variant.name)
-        fcntl.flock(lock, fcntl.LOCK_SH)    # complete: readers (and our own session) may hold it
-        cachemod.used("trees", cache, key)
+        e.built("trees", cache, key, variant.name)
         cachemod.after_new_entry(cache)     # never this tree: its lock is held
         return tree

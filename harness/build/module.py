@@ -1,6 +1,5 @@
 """Build probe-module against one built kernel tree, cached by tree, mode and sources."""
 
-import fcntl
 import hashlib
 import shutil
 from pathlib import Path
@@ -38,13 +37,9 @@ def build(tree, mode, cache, src_dir=None):
     out = Path(cache) / "modules" / key
     ko = out / KO_NAME
     log = out / "build.log"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with open(out.parent / f"{key}.lock", "w") as lock:
-        # shared to use a complete build (runs holding it do not block), exclusive to build
-        fcntl.flock(lock, fcntl.LOCK_SH)
-        if not (ko.exists() and (out / "done").exists()):
-            fcntl.flock(lock, fcntl.LOCK_EX)
-        if ko.exists() and (out / "done").exists():
+    with cachemod.entry(cachemod.lock_path(cache, "modules", key),
+                        lambda: ko.exists() and (out / "done").exists()) as e:
+        if not e.missing:
             say("module", f"{tree.variant}: cached {mode} module {key}")
             cachemod.used("modules", cache, key)
             return ko
@@ -60,8 +55,6 @@ def build(tree, mode, cache, src_dir=None):
         if not ko.exists():
             raise HarnessError("module", f"{ko} missing after a successful make", log)
         (out / "done").write_text(key + "\n")
-        cachemod.completed("modules", cache, key, tree.variant)
-        fcntl.flock(lock, fcntl.LOCK_SH)
-        cachemod.used("modules", cache, key)
+        e.built("modules", cache, key, tree.variant)
         cachemod.after_new_entry(cache)
         return ko

@@ -1,7 +1,6 @@
 """Build lttng-modules out of tree against one variant's tree, cached by content:
 tree key + lttng source digest + the patches/lttng series applied + build switches."""
 
-import fcntl
 import hashlib
 import shutil
 import subprocess
@@ -9,6 +8,7 @@ import time
 from pathlib import Path
 
 from .. import paths
+from ..build import cache as cachemod
 from ..errors import HarnessError
 from ..proc import discard, run_logged
 from ..progress import say
@@ -69,12 +69,8 @@ def build(tree, series_name, cache, kallsyms=True, patches_root=None):
     patches = series(series_name, patches_root)
     key = build_key(tree, digest_file.read_text().strip(), patches, kallsyms)
     out = Path(cache) / "lttng" / "modules" / key
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with open(out.parent / f"{key}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_SH)
-        if not (out / "done").exists():
-            fcntl.flock(lock, fcntl.LOCK_EX)
-        if (out / "done").exists():
+    with cachemod.entry(out.parent / f"{key}.lock", (out / "done").exists) as e:
+        if not e.missing:
             say("lttng", f"{tree.variant}: cached LTTng build {key} ({series_name})")
             stage(out, tree)
             return out
@@ -113,7 +109,7 @@ def build(tree, series_name, cache, kallsyms=True, patches_root=None):
                                    f"build_seconds={secs}\n")
         (out / "done").write_text(key + "\n")
         say("lttng", f"{tree.variant}: built {len(kos)} LTTng modules in {secs} s")
-        fcntl.flock(lock, fcntl.LOCK_SH)
+        e.built()       # no kind of the build cache: only the downgrade
         return out
 
 
