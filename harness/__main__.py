@@ -20,6 +20,7 @@ import traceback
 from typing import Callable, NamedTuple
 
 from .build import cache, kernel, variants
+from .build.tree import tree_key
 from . import proc
 from .errors import EXIT, HarnessError
 from .options import RunOptions
@@ -150,7 +151,7 @@ def _build(args):
 def _key(args):
     opts = RunOptions.from_env(variant_files=args.variant_file)
     for v in opts.select(_names(args, opts)):
-        print(f"{v.name} {kernel.tree_key(v)}")
+        print(f"{v.name} {tree_key(v)}")
     return 0
 
 

@@ -414,7 +414,7 @@ def try_evict(cache, entry):
         if not _lock_now(f):
             return False
         _remove_path(entry.path)
-        _remove_path(_side(cache, entry.kind, entry.key, "record"))   # kernel._adopt
+        _remove_path(_side(cache, entry.kind, entry.key, "record"))   # derive._adopt
         for what in ("info", "used"):
             _side(cache, entry.kind, entry.key, what).unlink(missing_ok=True)
         return True

@@ -1,4 +1,4 @@
-"""Content digests for the cache keys (kernel tarball, initramfs files)."""
+"""Content digests for the cache keys (kernel tarball, initramfs files, patches, fragments)."""
 
 import hashlib
 
@@ -10,3 +10,8 @@ def file_digest(path):
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def bytes_digest(data):
+    """sha256 of `data` (bytes), as hex."""
+    return hashlib.sha256(data).hexdigest()

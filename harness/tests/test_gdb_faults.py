@@ -3,7 +3,7 @@ import shutil
 import pytest
 
 from harness.oracles import gdb
-from harness.build import kernel
+from harness.build.tree import Tree
 from harness import paths
 from harness.errors import HarnessError
 
@@ -11,8 +11,8 @@ from harness.errors import HarnessError
 def built_tree():
     """A fully built tree in the cache, so gdb loads a real vmlinux and fails at the attach."""
     for manifest in sorted((paths.cache_root() / "trees").glob("*/manifest.json")):
-        return kernel.Tree("cached", manifest.parent.name, manifest.parent,
-                           manifest.parent / "linux")
+        return Tree("cached", manifest.parent.name, manifest.parent,
+                    manifest.parent / "linux")
     return None
 
 

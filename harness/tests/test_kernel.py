@@ -2,7 +2,9 @@ import os
 
 import pytest
 
-from harness.build import kernel, variants
+from harness.build import derive, kernel, variants
+from harness.build.config import check_config
+from harness.build.tree import tree_key
 from harness.errors import HarnessError
 
 
@@ -15,12 +17,12 @@ def test_key_is_stable_and_tracks_series(patches, tmp_path):
     tarball = tmp_path / "linux.tar.xz"
     tarball.write_bytes(b"not really a tarball")
     v = known(patches)["exports"]
-    k1 = kernel.tree_key(v, tarball)
-    assert k1 == kernel.tree_key(v, tarball)
-    assert k1 != kernel.tree_key(known(patches)["kallsyms"], tarball)
+    k1 = tree_key(v, tarball)
+    assert k1 == tree_key(v, tarball)
+    assert k1 != tree_key(known(patches)["kallsyms"], tarball)
     patch = patches / "exports" / (patches / "exports" / "series").read_text().split()[0]
     patch.write_text(patch.read_text() + "\n")
-    assert kernel.tree_key(v, tarball) != k1
+    assert tree_key(v, tarball) != k1
 
 
 def test_key_tracks_tarball(patches, tmp_path):
@@ -28,12 +30,12 @@ def test_key_tracks_tarball(patches, tmp_path):
     a.write_bytes(b"a")
     b.write_bytes(b"b")
     v = variants.VARIANTS["exports"]
-    assert kernel.tree_key(v, a) != kernel.tree_key(v, b)
+    assert tree_key(v, a) != tree_key(v, b)
 
 
 def test_missing_tarball_is_an_extract_error(tmp_path):
     with pytest.raises(HarnessError) as e:
-        kernel.tree_key(variants.VARIANTS["exports"], tmp_path / "nope.tar.xz")
+        tree_key(variants.VARIANTS["exports"], tmp_path / "nope.tar.xz")
     assert e.value.step == "extract" and e.value.exit_status == 10
 
 
@@ -47,8 +49,8 @@ def test_series_naming_a_missing_patch(patches, tmp_path):
 def test_check_config_reports_dropped_options():
     frag = "CONFIG_A=y\n# CONFIG_B is not set\nCONFIG_C=\"x\"\n"
     good = "CONFIG_A=y\n# CONFIG_B is not set\nCONFIG_C=\"x\"\n"
-    assert kernel.check_config(frag, good) == []
-    bad = kernel.check_config(frag, "CONFIG_B=y\nCONFIG_C=\"y\"\n")
+    assert check_config(frag, good) == []
+    bad = check_config(frag, "CONFIG_B=y\nCONFIG_C=\"y\"\n")
     assert bad == ["CONFIG_A=y requested, .config has CONFIG_A=n",
                    "CONFIG_B=n requested, .config has CONFIG_B=y",
                    'CONFIG_C="x" requested, .config has CONFIG_C="y"']
@@ -64,7 +66,7 @@ def test_unknown_variant_is_usage_error():
 
 def fake_tree(cache, variant, tarball, complete=True):
     """A cached tree directory for `variant`, with a manifest when `complete`."""
-    key = kernel.tree_key(variant, tarball)
+    key = tree_key(variant, tarball)
     (cache / "trees" / key / "linux").mkdir(parents=True)
     if complete:
         (cache / "trees" / key / "manifest.json").write_text(
@@ -76,23 +78,23 @@ def test_base_is_longest_cached_prefix(patches, cache, tarball):
     V = known(patches)
     stock = fake_tree(cache, V["stock"], tarball)
     exports = fake_tree(cache, V["exports"], tarball)
-    base = kernel.find_base(V["bpf13"], tarball, cache)
+    base = derive.find_base(V["bpf13"], tarball, cache)
     assert (base.key, base.variant, base.n_patches) == (exports, "exports", 7)
     assert base.src == cache / "trees" / exports / "linux"
-    base = kernel.find_base(V["kallsyms"], tarball, cache)
+    base = derive.find_base(V["kallsyms"], tarball, cache)
     assert (base.key, base.n_patches) == (stock, 0)
-    assert kernel.find_base(V["stock"], tarball, cache) is None      # no proper prefix of nothing
+    assert derive.find_base(V["stock"], tarball, cache) is None      # no proper prefix of nothing
     # a variant is never its own base
-    assert kernel.find_base(V["exports"], tarball, cache).key == stock
+    assert derive.find_base(V["exports"], tarball, cache).key == stock
 
 
 def test_incomplete_tree_is_never_a_base(patches, cache, tarball):
     V = known(patches)
     stock = fake_tree(cache, V["stock"], tarball)
     fake_tree(cache, V["exports"], tarball, complete=False)
-    assert kernel.find_base(V["bpf13"], tarball, cache).key == stock
+    assert derive.find_base(V["bpf13"], tarball, cache).key == stock
     (cache / "trees" / stock / "manifest.json").unlink()
-    assert kernel.find_base(V["bpf13"], tarball, cache) is None
+    assert derive.find_base(V["bpf13"], tarball, cache) is None
 
 
 def test_different_fragments_or_tarball_never_a_base(patches, cache, tarball, tmp_path):
@@ -100,15 +102,15 @@ def test_different_fragments_or_tarball_never_a_base(patches, cache, tarball, tm
     fake_tree(cache, V["stock"], tarball)
     fake_tree(cache, V["exports"], tarball)
     # debug has the exports series but adds debug.config: neither tree fits
-    assert kernel.find_base(V["debug"], tarball, cache) is None
+    assert derive.find_base(V["debug"], tarball, cache) is None
     other = tmp_path / "other.tar.xz"
     other.write_bytes(b"another tarball")
-    assert kernel.find_base(V["bpf13"], other, cache) is None
+    assert derive.find_base(V["bpf13"], other, cache) is None
     # a stock tree with debug's fragments is a base for debug
     stock_debug = variants.Variant("stock", "kprobe", "", series_name="stock",
                                    fragments=V["debug"].fragments, patches_root=patches)
     key = fake_tree(cache, stock_debug, tarball)
-    assert kernel.find_base(V["debug"], tarball, cache).key == key
+    assert derive.find_base(V["debug"], tarball, cache).key == key
 
 
 def test_no_base_when_remaining_patch_touches_kconfig(patches, cache, tarball):
@@ -119,9 +121,9 @@ def test_no_base_when_remaining_patch_touches_kconfig(patches, cache, tarball):
                      "--- a/kernel/bpf/Kconfig\n+++ b/kernel/bpf/Kconfig\n")
     series = patches / "bpf13" / "series"
     series.write_text(series.read_text() + "0009-kconfig.patch\n")
-    assert kernel.find_base(V["bpf13"], tarball, cache) is None
-    assert kernel._config_inputs_touched([extra]) == ["kernel/bpf/Kconfig"]
-    assert kernel._config_inputs_touched(V["exports"].patches()) == []
+    assert derive.find_base(V["bpf13"], tarball, cache) is None
+    assert derive._config_inputs_touched([extra]) == ["kernel/bpf/Kconfig"]
+    assert derive._config_inputs_touched(V["exports"].patches()) == []
 
 
 def test_build_order_puts_bases_first(patches):
@@ -146,7 +148,7 @@ def test_objtool_cmd_paths_follow_the_copy(tmp_path):
     untouched = obj / ".elf.o.cmd"
     untouched.write_text("cmd_elf.o := gcc\n")
     os.utime(cmd, ns=(1_000_000_000, 1_234_567_891_000))
-    done = kernel.rewrite_tool_paths(new, old, new)
+    done = derive.rewrite_tool_paths(new, old, new)
     assert sorted(done) == sorted([cmd, nested])
     assert str(old) not in cmd.read_text() and cmd.read_text().count(str(new)) == 4
     assert nested.read_text() == f"cmd_{new}/tools/objtool/arch/x86/decode.o := gcc\n"
@@ -161,9 +163,9 @@ def test_copy_failure_is_a_build_error_and_removes_the_tree(cache):
     (trees / "base" / "manifest.json").write_text("{}")      # complete, but linux/ is missing
     root = trees / "derived"
     root.mkdir()
-    base = kernel.Base("base", "stock", trees / "base" / "linux", 0)
+    base = derive.Base("base", "stock", trees / "base" / "linux", 0)
     with pytest.raises(HarnessError) as e:
-        kernel._copy_base(base, root, root / "linux")
+        derive._copy_base(base, root, root / "linux")
     assert e.value.step == "build" and "copying base tree base (stock)" in e.value.message
     assert len(e.value.one_line().splitlines()) == 1
     assert not root.exists()
@@ -174,6 +176,6 @@ def test_vanished_base_is_not_copied(cache):
     (trees / "base" / "linux").mkdir(parents=True)           # no manifest: being removed
     root = trees / "derived"
     root.mkdir()
-    base = kernel.Base("base", "stock", trees / "base" / "linux", 0)
-    assert kernel._copy_base(base, root, root / "linux") is None
+    base = derive.Base("base", "stock", trees / "base" / "linux", 0)
+    assert derive._copy_base(base, root, root / "linux") is None
     assert not (root / "linux").exists()

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from harness.build import kernel
+from harness.build.tree import Tree
 from harness.errors import HarnessError
 from harness.guest import qemu
 from harness.guest.qemu import QemuSession
@@ -18,7 +18,7 @@ TIMEOUTS = {"boot_timeout": RunOptions.boot_timeout, "hang_timeout": RunOptions.
 
 class FakeGuest(QemuSession):
     def __init__(self, script, workdir, **kw):
-        tree = kernel.Tree("fake", "k", workdir, workdir)
+        tree = Tree("fake", "k", workdir, workdir)
         super().__init__(tree, workdir / "initrd", workdir, **{**TIMEOUTS, **kw})
         self.script = script
 
@@ -164,7 +164,7 @@ def real_session(tmp_path, monkeypatch, **kw):
     tmpdir.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(tmpdir))
     run = tmp_path / "runs,1" / "exports"
-    tree = kernel.Tree("exports", "k", tmp_path / "src", tmp_path / "build,x")
+    tree = Tree("exports", "k", tmp_path / "src", tmp_path / "build,x")
     vm = QemuSession(tree, run / "initramfs.cpio.gz", run, **{**TIMEOUTS, **kw})
     vm.accel = "tcg"
     vm.sockdir = tempfile.mkdtemp(prefix="ksymlab-gdb-")

@@ -6,7 +6,8 @@ import shutil
 import subprocess
 
 
-from harness.build import kernel, variants
+from harness.build import derive, kernel, variants
+from harness.build.tree import build_inputs, tarball_sha256, tree_key
 from harness import paths
 
 
@@ -16,14 +17,13 @@ def known(patches):
 
 def recorded_tree(cache, variant, tarball, record=True):
     """A complete cached tree for `variant` that records its series as prepare() does."""
-    key = kernel.tree_key(variant, tarball)
+    key = tree_key(variant, tarball)
     root = cache / "trees" / key
     (root / "linux").mkdir(parents=True)
     m = {"key": key, "variant": variant.name}
     if record:
-        m["series"] = kernel._record_series(variant.patches(), root)
-        m["build_inputs"] = kernel.build_inputs(kernel._tarball_digest(tarball),
-                                                variant.fragments)
+        m["series"] = derive.record_series(variant.patches(), root)
+        m["build_inputs"] = build_inputs(tarball_sha256(tarball), variant.fragments)
     (root / "manifest.json").write_text(json.dumps(m))
     return key
 
@@ -44,8 +44,8 @@ def test_edited_patch_derives_from_the_recorded_tree_by_its_tail(patches, cache,
     exports = recorded_tree(cache, V["exports"], tarball)
     edit(patches, TASK_PRIO, "+EXPORT_SYMBOL_GPL(task_prio);", "+EXPORT_SYMBOL(task_prio);")
     V = known(patches)
-    assert kernel.tree_key(V["exports"], tarball) not in (stock, exports)
-    base = kernel.find_base(V["exports"], tarball, cache)
+    assert tree_key(V["exports"], tarball) not in (stock, exports)
+    base = derive.find_base(V["exports"], tarball, cache)
     assert (base.key, base.variant, base.n_patches) == (exports, "exports", 3)
     # the base's own recorded files 0007..0004, last first
     assert [f.name for f in base.reverse] == [
@@ -58,7 +58,7 @@ def test_edited_patch_derives_from_the_recorded_tree_by_its_tail(patches, cache,
     # 0004-0007 touch 10 files, reversed and applied; the stock prefix would touch 17
     assert base.touched == 10
     # bpf13's series names the same (edited) 0004: the same tail, plus its 0008
-    base = kernel.find_base(V["bpf13"], tarball, cache)
+    base = derive.find_base(V["bpf13"], tarball, cache)
     assert (base.key, base.n_patches, len(base.reverse), base.touched) == (exports, 3, 4, 11)
 
 
@@ -70,7 +70,7 @@ def test_fewest_touched_files_wins_and_a_plain_prefix_on_a_tie(patches, cache, t
     # 17 files, as many as stock applying 7: the plain prefix wins the tie
     edit(patches, "0001-bpf-allow-up-to-13-arguments-for-tracepoints.patch", "\n+", "\n+ ")
     V = known(patches)
-    base = kernel.find_base(V["exports"], tarball, cache)
+    base = derive.find_base(V["exports"], tarball, cache)
     assert base.reverse == () and base.n_patches == 0 and base.touched == 17
     # a tree with the same content under other patch names: nothing to reverse or apply
     shutil.rmtree(patches / "exports")
@@ -80,7 +80,7 @@ def test_fewest_touched_files_wins_and_a_plain_prefix_on_a_tie(patches, cache, t
         f.rename(f.with_name("x" + f.name))
     series.write_text("".join("x" + l + "\n" for l in series.read_text().split()))
     V = known(patches)
-    base = kernel.find_base(V["exports"], tarball, cache)
+    base = derive.find_base(V["exports"], tarball, cache)
     assert (base.key, base.reverse, base.touched, base.n_patches) == (exports, (), 0, 7)
 
 
@@ -97,10 +97,10 @@ def test_tie_prefers_a_plain_prefix(patches, cache, tarball):
         return variants.Variant("tie", "exports", "", series_name="tie", patches_root=patches)
     empty = recorded_tree(cache, var([]), tarball)          # apply A, B: 2 files
     tail = recorded_tree(cache, var(["A", "C"]), tarball)   # reverse C, apply B: 2 files
-    base = kernel.find_base(var(["A", "B"]), tarball, cache)
+    base = derive.find_base(var(["A", "B"]), tarball, cache)
     assert (base.key, base.reverse, base.touched) == (empty, (), 2)
     shutil.rmtree(cache / "trees" / empty)
-    base = kernel.find_base(var(["A", "B"]), tarball, cache)
+    base = derive.find_base(var(["A", "B"]), tarball, cache)
     assert (base.key, base.n_patches, base.touched) == (tail, 1, 2)
     assert [f.name for f in base.reverse] == ["02-C.patch"]
 
@@ -109,7 +109,7 @@ def test_trees_without_a_record_are_only_prefix_candidates(patches, cache, tarba
     V = known(patches)
     recorded_tree(cache, V["exports"], tarball, record=False)
     edit(patches, TASK_PRIO, "+EXPORT_SYMBOL_GPL(task_prio);", "+EXPORT_SYMBOL(task_prio);")
-    assert kernel.find_base(known(patches)["exports"], tarball, cache) is None
+    assert derive.find_base(known(patches)["exports"], tarball, cache) is None
 
 
 def test_adopted_record_beside_an_old_tree(patches, cache, tarball):
@@ -117,12 +117,11 @@ def test_adopted_record_beside_an_old_tree(patches, cache, tarball):
     key = recorded_tree(cache, V["exports"], tarball, record=False)
     root = cache / "trees" / key
     before = (root / "manifest.json").read_text()
-    assert kernel._adopt(V["exports"], kernel._tarball_digest(tarball),
-                         V["exports"].patches(), root)
+    assert derive._adopt(V["exports"], tarball_sha256(tarball), V["exports"].patches(), root)
     assert (root / "manifest.json").read_text() == before and not (root / "series").exists()
     assert (cache / "trees" / f"{key}.record" / "record.json").is_file()
     edit(patches, TASK_PRIO, "+EXPORT_SYMBOL_GPL(task_prio);", "+EXPORT_SYMBOL(task_prio);")
-    base = kernel.find_base(known(patches)["exports"], tarball, cache)
+    base = derive.find_base(known(patches)["exports"], tarball, cache)
     assert base.key == key and len(base.reverse) == 4
     assert base.reverse[0].parent == cache / "trees" / f"{key}.record" / "series"
 
@@ -139,17 +138,17 @@ def test_other_build_inputs_or_a_changed_record_are_no_candidates(patches, cache
         d = json.loads(good)
         d["build_inputs"][field] = value
         m.write_text(json.dumps(d))
-        assert kernel.find_base(V["exports"], tarball, cache) is None, field
+        assert derive.find_base(V["exports"], tarball, cache) is None, field
     d = json.loads(good)
     d["build_inputs"]["fragments"][0]["sha256"] = "0" * 64
     m.write_text(json.dumps(d))
-    assert kernel.find_base(V["exports"], tarball, cache) is None
+    assert derive.find_base(V["exports"], tarball, cache) is None
     m.write_text(good)
-    assert kernel.find_base(V["exports"], tarball, cache).key == key
+    assert derive.find_base(V["exports"], tarball, cache).key == key
     # a recorded patch file that no longer has its recorded content is never reversed
     f = cache / "trees" / key / "series" / "05-0005-mm-export-GPL-get_pageblock_migratetype.patch"
     f.write_text(f.read_text() + "\n")
-    assert kernel.find_base(V["exports"], tarball, cache) is None
+    assert derive.find_base(V["exports"], tarball, cache) is None
 
 
 def test_reversed_patch_touching_kconfig_is_no_candidate(patches, cache, tarball):
@@ -162,7 +161,7 @@ def test_reversed_patch_touching_kconfig_is_no_candidate(patches, cache, tarball
     series.write_text(series.read_text().replace("0008-kconfig.patch\n", ""))
     extra.unlink()
     # exports without 0008 would reverse the Kconfig patch: no derivation from that tree
-    assert kernel.find_base(known(patches)["exports"], tarball, cache) is None
+    assert derive.find_base(known(patches)["exports"], tarball, cache) is None
 
 
 def test_linked_copy_never_writes_the_base(tmp_path):
@@ -173,7 +172,7 @@ def test_linked_copy_never_writes_the_base(tmp_path):
     (base / "link").symlink_to("kernel/core.c")
     os.utime(base / "kernel" / "core.o", ns=(1, 1_000_000_000_123))
     dest = tmp_path / "dest"
-    p = kernel._linked_copy(base, dest, frozenset({"kernel/core.c", "link"}))
+    p = derive._linked_copy(base, dest, frozenset({"kernel/core.c", "link"}))
     assert p.returncode == 0
     src_ino = (base / "kernel" / "core.c").stat().st_ino
     assert (dest / "kernel" / "core.c").stat().st_ino == src_ino       # linked
@@ -203,11 +202,11 @@ def test_unchanged_files_keep_the_base_mtime(tmp_path):
     patch = tmp_path / "p.patch"
     patch.write_text("diff --git a/kernel/same.c b/kernel/same.c\n"
                      "diff --git a/kernel/changed.c b/kernel/changed.c\n")
-    before = kernel._snapshot(src, [patch])
+    before = derive._snapshot(src, [patch])
     same.write_text("x\n")
     same.write_text("a\n")              # reversed and applied again: the same bytes
     changed.write_text("c\n")
-    assert kernel._keep_unchanged_mtimes(src, before) == ["kernel/changed.c"]
+    assert derive._keep_unchanged_mtimes(src, before) == ["kernel/changed.c"]
     assert same.stat().st_mtime_ns == 5_000_000_000
     assert changed.stat().st_mtime_ns > 5_000_000_000
 
@@ -223,5 +222,5 @@ def test_prepare_of_a_cached_tree_records_holds_and_stamps_it(patches, cache, ta
         assert cachemod.clear(cache)[0] == []
     assert (cache / "trees" / f"{key}.used").exists()
     assert (cache / "trees" / f"{key}.record" / "record.json").exists()
-    assert kernel._record_of(cache / "trees" / key / "manifest.json")[1] == \
+    assert derive._record_of(cache / "trees" / key / "manifest.json")[1] == \
         cache / "trees" / f"{key}.record"

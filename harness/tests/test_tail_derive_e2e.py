@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from harness.build import kernel, variants
+from harness.build.tree import tree_key
 from harness import paths
 
 pytestmark = pytest.mark.e2e
@@ -64,7 +65,7 @@ def stripped(vmlinux, out):
 def built():
     real = paths.cache_root()
     exports = variants.select(["exports"])[0]
-    key = kernel.tree_key(exports)
+    key = tree_key(exports)
     if not (real / "trees" / key / "manifest.json").is_file():
         pytest.skip(f"the exports tree {key} is not built in {real}")
     work = Path(tempfile.mkdtemp(prefix="ksymlab-tail-", dir="/var/tmp"))

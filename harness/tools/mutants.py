@@ -33,7 +33,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from ..build import cache, kernel, variants
+from ..build import cache, variants
+from ..build.tree import tree_key
 from .. import paths
 from ..errors import EXIT, HarnessError
 from ..progress import say
@@ -297,7 +298,7 @@ def run_mutant(m, out, baseline, keep_trees=True, baseline_trees=frozenset(), ex
             patches = series_copy(m, work / "patches")
             # a tree someone built before (a test, another run) is not the mutant's to remove
             (v,) = variants.select([m.variant], patches)
-            key = kernel.tree_key(v)
+            key = tree_key(v)
             if cache.is_complete(paths.cache_root(), "trees", key):
                 baseline_trees = baseline_trees | {key}
             status, rep = run_harness(m.variant, work / "runs", work / "harness.log",
