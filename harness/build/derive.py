@@ -15,7 +15,8 @@ from pathlib import Path
 from . import cache as cachemod
 from .config import check_fragments
 from .digest import bytes_digest, file_digest
-from .tree import apply_series, build_inputs, key_for, members_file, tarball_sha256
+from .tree import (apply_series, build_inputs, key_for, member_paths, members_file,
+                   tarball_sha256)
 from ..errors import HarnessError
 from ..proc import run_logged
 from ..progress import say
@@ -267,8 +268,7 @@ def tarball_members(cache, tarball, package="linux-source-6.1"):
                        capture_output=True, text=True)
     if p.returncode != 0:
         return None
-    names = sorted({n.split("/", 1)[1] for n in p.stdout.splitlines()
-                    if "/" in n and n.split("/", 1)[1] and not n.endswith("/")})
+    names = member_paths(p.stdout.splitlines())
     f.parent.mkdir(parents=True, exist_ok=True)
     tmp = f.with_suffix(f".tmp{os.getpid()}")
     tmp.write_text("\n".join(names) + "\n")

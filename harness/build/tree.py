@@ -119,23 +119,35 @@ def members_file(cache, tarball_digest):
     return Path(cache) / "tarballs" / f"{tarball_digest[:20]}.members"
 
 
+def member_paths(names):
+    """The regular files and symlinks among tar's member `names`, as tree-relative paths
+    (the first component stripped, as --strip-components=1 does), sorted."""
+    return sorted({n.split("/", 1)[1] for n in names
+                   if "/" in n and n.split("/", 1)[1] and not n.endswith("/")})
+
+
 def extract(tarball, dest, log, members=None):
-    """Extract; with `members` (a path) also keep the tarball's file list there (tar -v
-    prints it for free), for the hard-linked copies of derived trees."""
+    """Extract; with `members` (a path) also keep the tarball's file list there, for the
+    hard-linked copies of derived trees: tar -v lists each member as it extracts it,
+    and --index-file sends that list to a file of its own instead of the log."""
     say("extract", f"{tarball.name} -> {dest}")
     dest.mkdir(parents=True)
-    verbose = ["-v"] if members is not None and not members.exists() else []
-    t = run_logged("extract", ["tar", "-xf", tarball, *verbose, "-C", dest,
-                               "--strip-components=1"], log)
-    if verbose:
-        lines = log.read_text(errors="replace").split("\n$ ")[-1].splitlines()[1:]
-        names = sorted({n.split("/", 1)[1] for n in lines
-                        if "/" in n and n.split("/", 1)[1] and not n.endswith("/")})
+    index = None
+    if members is not None and not members.exists():
+        members.parent.mkdir(parents=True, exist_ok=True)
+        index = members.with_suffix(f".index{os.getpid()}")
+    verbose = ["-v", f"--index-file={index}"] if index else []
+    try:
+        t = run_logged("extract", ["tar", "-xf", tarball, *verbose, "-C", dest,
+                                   "--strip-components=1"], log)
+        names = member_paths(index.read_text(errors="replace").splitlines()) if index else []
         if names:
-            members.parent.mkdir(parents=True, exist_ok=True)
             tmp = members.with_suffix(f".tmp{os.getpid()}")
             tmp.write_text("\n".join(names) + "\n")
             tmp.replace(members)
+    finally:
+        if index:
+            index.unlink(missing_ok=True)
     say("extract", f"done in {t:.0f} s")
     return t
 

@@ -179,3 +179,30 @@ def test_vanished_base_is_not_copied(cache):
     base = derive.Base("base", "stock", trees / "base" / "linux", 0)
     assert derive._copy_base(base, root, root / "linux") is None
     assert not (root / "linux").exists()
+
+
+def test_extract_keeps_the_member_list_in_its_own_file(tmp_path):
+    """tar -v's list goes to --index-file, not the step log; the list equals tar -t's."""
+    import subprocess
+    from harness.build import tree
+    top = tmp_path / "src" / "linux-6.1"
+    (top / "kernel" / "sched").mkdir(parents=True)
+    (top / "empty").mkdir()
+    (top / "Makefile").write_text("all:\n")
+    (top / "kernel" / "sched" / "core.c").write_text("int x;\n")
+    (top / "link").symlink_to("Makefile")
+    tarball = tmp_path / "linux.tar.xz"
+    subprocess.run(["tar", "-C", top.parent, "-cJf", tarball, top.name], check=True)
+    members = tmp_path / "cache" / "tarballs" / "abc.members"
+    root = tmp_path / "cache" / "trees" / "k"
+    tree.extract(tarball, root / "linux", root / "extract.log", members)
+    assert (root / "linux" / "kernel" / "sched" / "core.c").read_text() == "int x;\n"
+    assert members.read_text() == "Makefile\nkernel/sched/core.c\nlink\n"
+    assert sorted(p.name for p in members.parent.iterdir()) == ["abc.members"]
+    log = (root / "extract.log").read_text().splitlines()
+    assert len(log) == 1 and log[0].startswith("$ tar -xf ") and "--index-file=" in log[0]
+    fresh = tmp_path / "other-cache"
+    assert derive.tarball_members(fresh, tarball) == frozenset(members.read_text().split())
+    # listed once: the next extract is not verbose
+    tree.extract(tarball, root / "again", root / "again.log", members)
+    assert "-v" not in (root / "again.log").read_text().split()
