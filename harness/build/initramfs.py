@@ -2,6 +2,7 @@
 
 import hashlib
 import os
+import shlex
 import shutil
 import threading
 import subprocess
@@ -89,13 +90,28 @@ def cpio_spec(module_ko, scenario, params, programs, init=None, busybox=BUSYBOX)
     return "\n".join(lines) + "\n"
 
 
+def sh_word(text):
+    """`text` as one word of the guest's sh: shlex.quote, inside single quotes even when
+    shlex.quote would leave it bare, so that a text without a ' reads as it always has
+    (the params file, and with it the initramfs key, stays the same)."""
+    q = shlex.quote(text)
+    return q if q.startswith("'") else f"'{q}'"
+
+
+def params_text(variant, mode, insmod_args="", stress=0, bench=0):
+    """/etc/ksymlab/params, which the guest's init sources (. /etc/ksymlab/params).
+    Variant names are [A-Za-z0-9._-] and modes one of variants.MODES (variants.py checks
+    both); the insmod arguments are the user's text, quoted."""
+    return (f"KSYMLAB_VARIANT={variant}\nKSYMLAB_MODE={mode}\n"
+            f"KSYMLAB_INSMOD_ARGS={sh_word(insmod_args)}\nKSYMLAB_STRESS={int(stress)}\n"
+            f"KSYMLAB_BENCH={int(bench)}\n")
+
+
 def build(tree, module_ko, scenario, workdir, mode, cache, insmod_args="", stress=0, bench=0):
     """Write <workdir>/initramfs.cpio and return its path."""
     workdir.mkdir(parents=True, exist_ok=True)
     params = workdir / "guest-params"
-    params.write_text(f"KSYMLAB_VARIANT={tree.variant}\nKSYMLAB_MODE={mode}\n"
-                      f"KSYMLAB_INSMOD_ARGS='{insmod_args}'\nKSYMLAB_STRESS={int(stress)}\n"
-                      f"KSYMLAB_BENCH={int(bench)}\n")
+    params.write_text(params_text(tree.variant, mode, insmod_args, stress, bench))
     spec = workdir / "initramfs.list"
     programs = {guest: build_guest_program(src, cache) for src, guest in GUEST_PROGRAMS.items()}
     spec_text = cpio_spec(module_ko, scenario, params, programs)

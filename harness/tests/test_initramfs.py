@@ -1,5 +1,7 @@
 """The initramfs cache key: file contents and the list, never host paths."""
 
+from pathlib import Path
+
 from harness.build import initramfs
 
 
@@ -50,3 +52,33 @@ def test_guest_program_key_follows_the_guest_headers(tmp_path, monkeypatch):
     assert initramfs.guest_program_key(src) not in (base, changed)
     src.write_bytes(b'#include "frames.h" /* */\n')
     assert len({base, changed, initramfs.guest_program_key(src)}) == 3
+
+
+def source_params(text, tmp_path):
+    """KSYMLAB_INSMOD_ARGS after the guest's sh sources `text` (busybox sh, as in the guest)."""
+    import subprocess
+    f = tmp_path / "params"
+    f.write_text(text)
+    sh = ["/bin/busybox", "sh"] if Path("/bin/busybox").exists() else ["/bin/sh"]
+    p = subprocess.run([*sh, "-c", '. "$1" && printf %s "$KSYMLAB_INSMOD_ARGS"', "sh", str(f)],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=30)
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+def test_insmod_args_reach_the_guest_shell_verbatim(tmp_path):
+    nasty = "sym=task_prio it's $(touch pwned) `touch pwned2` \"q\"  two  spaces \\ $HOME;"
+    for args in (nasty, "x' $(touch pwned3) '", "'", "", "a=1 b=2", "x='y z'"):
+        text = initramfs.params_text("exports", "exports", args, 3, 0)
+        assert source_params(text, tmp_path) == args
+        assert "KSYMLAB_STRESS=3\n" in text
+    assert not [p.name for p in tmp_path.glob("pwned*")]
+
+
+def test_params_without_a_quote_are_written_as_before(tmp_path):
+    """Same bytes as before the quoting fix for every text without a ', so the initramfs
+    key of such a run does not change."""
+    for args in ("", "a=1", "a=1 b=2", "x=$y"):
+        assert initramfs.params_text("stock", "kprobe", args, 0, 1) == (
+            f"KSYMLAB_VARIANT=stock\nKSYMLAB_MODE=kprobe\nKSYMLAB_INSMOD_ARGS='{args}'\n"
+            "KSYMLAB_STRESS=0\nKSYMLAB_BENCH=1\n")
