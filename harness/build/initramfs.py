@@ -35,7 +35,7 @@ def guest_program_key(src):
     for header in sorted(paths.GUEST.glob("*.h")):
         h.update(b"\0" + header.name.encode() + b"\0" + header.read_bytes())
     h.update(b"\0" + " ".join(GUEST_CFLAGS).encode())
-    return h.hexdigest()[:16]
+    return h.hexdigest()[:16]      # 64 bits: a few programs, each a file of its own directory
 
 
 def build_guest_program(source, cache):
@@ -50,7 +50,7 @@ def build_guest_program(source, cache):
     tmp = out.with_suffix(f".tmp{os.getpid()}-{threading.get_ident()}")
     p = subprocess.run(["gcc", *GUEST_CFLAGS, "-o", str(tmp), str(src)],
                        capture_output=True, text=True)
-    if p.returncode != 0:
+    if p.returncode != 0:       # the start of gcc's errors: the report line stays short
         raise HarnessError("initramfs", f"gcc {source}: {p.stderr.strip()[:300]}")
     tmp.replace(out)
     return out
@@ -58,6 +58,7 @@ def build_guest_program(source, cache):
 
 def busybox_applets(busybox=BUSYBOX):
     try:
+        # --list returns at once; the timeout only bounds a broken binary
         out = subprocess.run([str(busybox), "--list"], capture_output=True, text=True,
                              check=True, timeout=30).stdout
     except (OSError, subprocess.SubprocessError) as e:
@@ -67,8 +68,8 @@ def busybox_applets(busybox=BUSYBOX):
 
 
 def cpio_spec(module_ko, scenario, params, programs, init=None, busybox=BUSYBOX):
-    """`programs` maps guest paths to host files of the static guest programs."""
-    """The gen_init_cpio file list, one entry per line."""
+    """The gen_init_cpio file list, one entry per line. `programs` maps guest paths to
+    host files of the static guest programs."""
     init = init or paths.GUEST / "init"
     missing = set(APPLETS) - busybox_applets(busybox)
     if missing:

@@ -27,7 +27,7 @@ def module_key(tree, mode, src_dir=None):
     h.update(f"{tree.key}\0{mode}\0".encode())
     for f in _sources(src_dir):
         h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
-    return h.hexdigest()[:20]
+    return h.hexdigest()[:20]      # 80 bits, as a tree's key (tree.key_for)
 
 
 def build(tree, mode, cache, src_dir=None):

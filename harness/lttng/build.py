@@ -83,6 +83,8 @@ def build(tree, series_name, cache, kallsyms=True, patches_root=None):
         for p in patches:
             run_logged("lttng", ["patch", "-p1", "--forward", "--batch", "-i", str(p)], log,
                        cwd=work)
+        # -j2 since 0eb2958 (no reason recorded): the project's machines have 2 cores
+        # (docs/costs.md), and the LTTng builds of two variants may run at once
         argv = ["make", "-j2", f"KERNELDIR={tree.src}"]
         if not kallsyms:
             argv.append("CONFIG_LTTNG_KALLSYMS=n")
