@@ -286,8 +286,8 @@ def entry(lock, complete):
     holder (a process building the entry, every run holding it); then completeness
     is checked again, as another process may have built the entry meanwhile. The
     block sees `e.missing`:
-      False: the entry is complete, use it. The lock is shared, or still exclusive
-             when this process had to wait for it.
+      False: the entry is complete, use it. The lock is shared (downgraded again
+             when another process built the entry while this one waited).
       True:  this process holds the entry exclusively and builds it: it removes what
              an earlier, stopped build left, builds, writes the completion marker
              last and then calls e.built().
@@ -300,6 +300,10 @@ def entry(lock, complete):
         fcntl.flock(f, fcntl.LOCK_SH)
         if not complete():
             fcntl.flock(f, fcntl.LOCK_EX)
+            if complete():
+                # Built by another process while this one waited: shared again, or
+                # the session's used() would wait on this very lock for good.
+                fcntl.flock(f, fcntl.LOCK_SH)
         yield EntryLock(f, not complete())
 
 

@@ -404,3 +404,30 @@ def test_entry_checks_again_once_exclusive(tmp_path):
         marker.write_text("k")
     t.join(timeout=30)
     assert results == [False]
+
+
+def test_entry_a_waiter_that_finds_it_built_can_hold_it_in_its_session(c):
+    """The waiter's recheck finds the entry another process built: it is shared again,
+    so used() (the session's hold, a second open of the lock file) does not wait on
+    the waiter's own exclusive lock (it did, for good, before the downgrade)."""
+    import threading
+    lock = cache.lock_path(c, "modules", "m")
+    lock.parent.mkdir(parents=True)
+    done = []
+
+    def waiter():
+        with cache.session() as s:
+            with cache.entry(lock, lambda: cache.is_complete(c, "modules", "m")) as e:
+                assert not e.missing
+                cache.used("modules", c, "m")
+                done.append(len(s))
+    with open(lock, "a") as builder:
+        fcntl.flock(builder, fcntl.LOCK_SH)
+        t = threading.Thread(target=waiter, daemon=True)
+        t.start()
+        time.sleep(0.5)
+        cache.entry_path(c, "modules", "m").mkdir()
+        (cache.entry_path(c, "modules", "m") / "done").write_text("m")
+    t.join(timeout=20)
+    assert not t.is_alive(), "the waiter waits on its own exclusive lock"
+    assert done == [1]
