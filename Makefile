@@ -23,7 +23,7 @@ build: deps
 ## against a Debian kernel, the harness, and the end-to-end A/B run).
 check: deps
 	$(MAKE) -C symcheck all test
-	$(PYTEST) -ra symcheck/tests harness/tests
+	$(PYTEST) -ra --durations=30 symcheck/tests harness/tests
 
 ## Unit tests only (no kernel build, no guest).
 unit: deps
