@@ -9,13 +9,59 @@
 #   $DEST/modules/           all .ko files (decompressed if the package ships .ko.xz)
 #   $DEST/root/              dpkg -x tree of the image and headers packages
 #   $DEST/debs/              the downloaded .deb files
-set -euo pipefail
+#
+# `fetch-distro-kernel.sh --resolve` only prints the three package names (image, headers,
+# headers-common) that a fetch would download, and exits; it needs no root and no cache.
+#
+# Under pipefail a pipeline fails when any of its commands does, including a writer killed
+# by SIGPIPE because the reader stopped early (`awk '{...; exit}'`, `head -n1`, `grep -q`,
+# `grep -m`): the script then ended with status 141 and no message. So no pipeline here
+# stops reading before its input ends, and the ERR trap names the line of any failure.
+set -eEuo pipefail
+trap 'rc=$?; echo "fetch-distro-kernel: line $LINENO: command failed (status $rc)" >&2' ERR
 
 CACHE=${KSYMLAB_CACHE:-/var/cache/ksymlab}
 DEST=$CACHE/distro
 SRC_TARBALL=${LINUX_SOURCE_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
 
 die() { echo "fetch-distro-kernel: $*" >&2; exit 1; }
+
+RESOLVE_ONLY=0
+case "${1:-}" in
+    --resolve) RESOLVE_ONLY=1 ;;
+    "") ;;
+    *) die "usage: fetch-distro-kernel.sh [--resolve]" ;;
+esac
+
+# IMG: the linux-image-6.1.0-NN-amd64 package that linux-image-amd64's candidate depends on
+# (the first such alternative of the first Depends: line). awk reads all of apt-cache's
+# output (no `exit`), so apt-cache never writes into a closed pipe.
+resolve_image() {
+    local meta_ver
+    if ! apt-cache show linux-image-amd64 >/dev/null 2>&1; then
+        if [ "$(id -u)" = 0 ]; then apt-get update -qq || true; fi
+    fi
+    meta_ver=$(apt-cache policy linux-image-amd64 | awk '/Candidate:/ && !v {v = $2} END {print v}')
+    [ -n "$meta_ver" ] && [ "$meta_ver" != "(none)" ] || die "no candidate for linux-image-amd64 (run apt-get update)"
+    IMG=$(apt-cache show "linux-image-amd64=$meta_ver" | awk -F': ' '
+        /^Depends:/ && img == "" {
+            n = split($2, alt, /[,|]/)
+            for (i = 1; i <= n; i++) {
+                p = alt[i]; sub(/ *\(.*/, "", p); gsub(/^ +| +$/, "", p)
+                if (p ~ /^linux-image-6\.1\.0-[0-9]+-amd64/) { img = p; break }
+            }
+        }
+        END { print img }')
+    [ -n "$IMG" ] || die "cannot find linux-image-6.1.0-*-amd64 in Depends of linux-image-amd64=$meta_ver"
+    META_VER=$meta_ver
+}
+
+if [ "$RESOLVE_ONLY" = 1 ]; then
+    resolve_image
+    KREL=${IMG#linux-image-}; KREL=${KREL%-unsigned}
+    echo "$IMG linux-headers-$KREL linux-headers-${KREL%-amd64}-common"
+    exit 0
+fi
 
 if [ -f "$DEST/.complete" ] && [ -s "$DEST/build/vmlinux" ] && [ -s "$DEST/build/Module.symvers" ]; then
     echo "fetch-distro-kernel: already present in $DEST ($(cat "$DEST/VERSION"))"
@@ -27,15 +73,7 @@ for t in apt-get apt-cache dpkg xz tar; do
     command -v "$t" >/dev/null || die "missing tool: $t"
 done
 
-# Which image does linux-image-amd64's candidate depend on?
-if ! apt-cache show linux-image-amd64 >/dev/null 2>&1; then
-    apt-get update -qq || true
-fi
-META_VER=$(apt-cache policy linux-image-amd64 | awk '/Candidate:/ {print $2}')
-[ -n "$META_VER" ] && [ "$META_VER" != "(none)" ] || die "no candidate for linux-image-amd64 (run apt-get update)"
-IMG=$(apt-cache show "linux-image-amd64=$META_VER" | awk -F': ' '/^Depends:/ {print $2; exit}' \
-      | tr ',|' '\n\n' | sed 's/ *(.*//; s/^ *//; s/ *$//' | grep -E '^linux-image-6\.1\.0-[0-9]+-amd64' | head -n1)
-[ -n "$IMG" ] || die "cannot find linux-image-6.1.0-*-amd64 in Depends of linux-image-amd64=$META_VER"
+resolve_image
 KREL=${IMG#linux-image-}          # 6.1.0-NN-amd64
 KREL=${KREL%-unsigned}
 ABI=${KREL%-amd64}                # 6.1.0-NN
@@ -55,8 +93,8 @@ for d in ./*.deb; do
 done
 
 # Module.symvers from the headers package.
-SYMVERS=$(ls "$DEST"/root/usr/src/linux-headers-"$KREL"/Module.symvers 2>/dev/null | head -n1)
-[ -n "$SYMVERS" ] || die "no Module.symvers in $HDR"
+SYMVERS=$DEST/root/usr/src/linux-headers-$KREL/Module.symvers
+[ -f "$SYMVERS" ] || die "no Module.symvers in $HDR"
 cp -f "$SYMVERS" "$DEST/build/Module.symvers"
 
 # vmlinux from vmlinuz with the kernel's own scripts/extract-vmlinux.
@@ -73,7 +111,7 @@ if [ ! -x "$EXTRACT" ]; then
         tmpd=$(mktemp -d)
         tar -xJf "$SRC_TARBALL" -C "$tmpd" --wildcards '*/scripts/extract-vmlinux' \
             || die "cannot extract scripts/extract-vmlinux from $SRC_TARBALL"
-        found=$(find "$tmpd" -path '*/scripts/extract-vmlinux' -type f | head -n1)
+        found=$(find "$tmpd" -path '*/scripts/extract-vmlinux' -type f -print -quit)
         [ -n "$found" ] || die "no scripts/extract-vmlinux in $SRC_TARBALL"
         cp "$found" "$EXTRACT"
         rm -rf "$tmpd"

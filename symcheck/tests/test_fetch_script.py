@@ -1,0 +1,136 @@
+"""fetch-distro-kernel.sh against fake apt-cache, apt-get and dpkg on PATH (nothing is
+downloaded): the script must survive an apt-cache that writes more than its reader
+wants, say why it stopped when a command fails, and lay the cache out as documented.
+
+Before issue 22 the script ended with status 141 and no message on a new machine: under
+`set -o pipefail`, `apt-cache show ... | awk '/^Depends:/ {print $2; exit}'` closed the
+pipe while apt-cache still wrote, and apt-cache's SIGPIPE failed the pipeline."""
+import os
+import re
+import stat
+import subprocess
+
+from symcheck_testlib import SYMCHECK_DIR
+
+SCRIPT = os.path.join(SYMCHECK_DIR, "fetch-distro-kernel.sh")
+REPO = os.path.dirname(SYMCHECK_DIR)
+KREL = "6.1.0-999-amd64"
+NAMES = f"linux-image-{KREL} linux-headers-{KREL} linux-headers-6.1.0-999-common"
+
+# apt-cache: the first stanza's Depends names the image (after other packages), then far
+# more than a pipe holds (64 KiB), then a second stanza whose Depends must not be taken.
+APT_CACHE = r"""#!/bin/sh
+case "$1" in
+policy) printf 'linux-image-amd64:\n  Installed: (none)\n  Candidate: 6.1.999-1\n'
+        printf '  Version table:\n     6.1.999-1 500\n' ;;
+show)   printf 'Package: linux-image-amd64\nVersion: 6.1.999-1\n'
+        printf 'Depends: linux-base (>= 4.3~) | other-base, linux-image-6.1.0-999-amd64 (= 6.1.999-1)\n'
+        yes 'Description-md5: 0123456789abcdef0123456789abcdef' | head -n 40000
+        printf '\nPackage: linux-image-amd64\nVersion: 6.1.999-1\nDepends: linux-image-6.1.0-1-amd64\n' ;;
+*)      exit 2 ;;
+esac
+"""
+
+# apt-get download PKG: an empty PKG_VER_ARCH.deb in the current directory.
+APT_GET = r"""#!/bin/sh
+[ "$1" = download ] || exit 0
+echo "$2" >>"$FAKE_LOG"
+: >"$2_6.1.999-1_amd64.deb"
+"""
+
+# dpkg -x DEB DIR: the files each package holds, made up.
+DPKG = r"""#!/bin/sh
+[ "$1" = -x ] || exit 2
+deb=$(basename "$2"); root=$3; k=6.1.0-999-amd64
+case "$deb" in
+linux-image-${k}_*)
+    mkdir -p "$root/boot" "$root/lib/modules/$k/kernel/fs" "$root/lib/modules/$k/kernel/net"
+    printf 'VMLINUX' >"$root/boot/vmlinuz-$k"
+    printf 'plain-ko' >"$root/lib/modules/$k/kernel/fs/a.ko"
+    printf 'xz-ko' | xz -c >"$root/lib/modules/$k/kernel/net/b.ko.xz" ;;
+linux-headers-${k}_*)
+    mkdir -p "$root/usr/src/linux-headers-$k"
+    printf '0x12345678\ttask_prio\tvmlinux\tEXPORT_SYMBOL_GPL\t\n' >"$root/usr/src/linux-headers-$k/Module.symvers" ;;
+linux-headers-6.1.0-999-common_*)
+    mkdir -p "$root/usr/src/linux-headers-6.1.0-999-common/scripts"
+    printf '#!/bin/sh\nprintf "ELF:"; cat "$1"\n' >"$root/usr/src/linux-headers-6.1.0-999-common/scripts/extract-vmlinux" ;;
+*) exit 3 ;;
+esac
+"""
+
+REFUSE = "#!/bin/sh\necho \"fake $0 must not be called\" >&2\nexit 97\n"
+
+
+def fakes(tmp_path, apt_cache=APT_CACHE, apt_get=APT_GET, dpkg=DPKG):
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    for name, text in (("apt-cache", apt_cache), ("apt-get", apt_get), ("dpkg", dpkg)):
+        (bin_ / name).write_text(text)
+        (bin_ / name).chmod(stat.S_IRWXU)
+    env = dict(os.environ, PATH=f"{bin_}:{os.environ['PATH']}",
+               KSYMLAB_CACHE=str(tmp_path / "cache"), FAKE_LOG=str(tmp_path / "downloads"),
+               LINUX_SOURCE_TARBALL=str(tmp_path / "absent.tar.xz"))
+    return env
+
+
+def fetch(env, *args):
+    return subprocess.run(["bash", SCRIPT, *args], env=env, capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_resolve_reads_all_of_apt_cache(tmp_path):
+    env = fakes(tmp_path, apt_get=REFUSE, dpkg=REFUSE)
+    r = fetch(env, "--resolve")
+    assert (r.returncode, r.stdout, r.stderr) == (0, NAMES + "\n", "")
+
+
+def test_fetch_lays_out_the_cache(tmp_path):
+    env = fakes(tmp_path)
+    r = fetch(env)
+    assert r.returncode == 0, r.stderr
+    dest = tmp_path / "cache" / "distro"
+    assert (dest / ".complete").exists()
+    assert (dest / "VERSION").read_text() == KREL + "\n"
+    assert (dest / "build" / "vmlinux").read_text() == "ELF:VMLINUX"
+    assert (dest / "build" / "Module.symvers").read_text().startswith("0x12345678\ttask_prio\t")
+    assert (dest / "modules" / "fs" / "a.ko").read_text() == "plain-ko"
+    assert (dest / "modules" / "net" / "b.ko").read_text() == "xz-ko"
+    assert sorted((tmp_path / "downloads").read_text().split()) == sorted(NAMES.split())
+    # idempotent: a second run downloads nothing
+    again = fetch(env)
+    assert again.returncode == 0 and "already present" in again.stdout
+    assert len((tmp_path / "downloads").read_text().split()) == 3
+
+
+def test_a_failing_command_is_named(tmp_path):
+    broken = "#!/bin/sh\n[ \"$1\" = policy ] && exit 3\nexit 0\n"
+    r = fetch(fakes(tmp_path, apt_cache=broken, apt_get=REFUSE, dpkg=REFUSE), "--resolve")
+    assert r.returncode != 0
+    assert re.search(r"^fetch-distro-kernel: line \d+: command failed \(status 3\)$",
+                     r.stderr, re.M), r.stderr
+
+
+def test_no_early_closing_reader_under_pipefail():
+    """The pattern fixed here, nowhere else in the repository: in a file that sets pipefail,
+    no pipe into a reader that may stop before its input ends (head, awk ... exit,
+    grep -q, grep -m, sed ...q)."""
+    early = re.compile(r"(?<!\|)\|(?!\|)\s*(head\b|grep\s+(-\w+\s+)*-\w*[qm]|awk\b.*\bexit\b|sed\b.*\bq\b)")
+    offenders = []
+    for dirpath, dirnames, files in os.walk(REPO):
+        dirnames[:] = [d for d in dirnames if d not in (".git", "build", "__pycache__", "runs",
+                                                       ".pytest_cache")]
+        for fn in files:
+            path = os.path.join(dirpath, fn)
+            if fn.endswith((".patch", ".png", ".o", ".ko")) or os.path.islink(path):
+                continue
+            try:
+                with open(path, encoding="utf-8") as f:
+                    text = f.read()
+            except (UnicodeDecodeError, OSError):
+                continue
+            if "pipefail" not in text or fn == "test_fetch_script.py":
+                continue
+            for n, line in enumerate(text.splitlines(), 1):
+                if not line.lstrip().startswith("#") and early.search(line):
+                    offenders.append(f"{os.path.relpath(path, REPO)}:{n}: {line.strip()}")
+    assert offenders == []
