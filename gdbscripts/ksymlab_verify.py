@@ -44,7 +44,9 @@ MINORBITS = 20
 # expression, and gdb expressions can call functions in the guest; a section
 # name goes into add-symbol-file's arguments.
 SYMBOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-SECTION_NAME = re.compile(r"[.A-Za-z0-9_]+")
+# ELF section names also hold "-" (.note.gnu.build-id), never first: a
+# leading "-" would read as an add-symbol-file option.
+SECTION_NAME = re.compile(r"[.A-Za-z0-9_][-.A-Za-z0-9_]*")
 REFUSED = "not a C identifier: not evaluated by gdb"
 
 # What this oracle could read only with a stated value or a caveat; main()
@@ -330,7 +332,7 @@ def load_module(ko, sections):
     for name in sections:
         if not SECTION_NAME.fullmatch(name):
             raise SystemExit(f"ksymlab-gdb: the guest reported module section {name!r}: "
-                             "not [.A-Za-z0-9_]+, not given to add-symbol-file")
+                             "not [.A-Za-z0-9_][-.A-Za-z0-9_]*, not given to add-symbol-file")
     args = [f"add-symbol-file {ko} {sections['.text']:#x}"]
     args += [f"-s {name} {addr:#x}" for name, addr in sorted(sections.items())
              if name != ".text"]

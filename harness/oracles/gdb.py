@@ -28,7 +28,9 @@ READINGS = {VERIFY_SCRIPT: GdbReading}
 # expression, and gdb expressions can call functions in the guest; a section
 # name goes into add-symbol-file's arguments.
 SYMBOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-SECTION_NAME = re.compile(r"[.A-Za-z0-9_]+")
+# ELF section names also hold "-" (.note.gnu.build-id), never first: a
+# leading "-" would read as an add-symbol-file option.
+SECTION_NAME = re.compile(r"[.A-Za-z0-9_][-.A-Za-z0-9_]*")
 REFUSED = "not a C identifier: not given to gdb"
 
 
@@ -37,12 +39,12 @@ def gdb_claims(claims):
 
     A symbol name that is not a C identifier is kept from gdb: its symbol row
     then has no gdb address, and the reading says why (finish()). A section
-    name outside [.A-Za-z0-9_] fails the step: gdb places the module by them.
+    name outside [.A-Za-z0-9_][-.A-Za-z0-9_]* fails the step: gdb places the module by them.
     """
     for name in claims.get("sections", {}):
         if not (isinstance(name, str) and SECTION_NAME.fullmatch(name)):
             raise HarnessError("verify", f"the guest reported module section {name!r}: "
-                               "not [.A-Za-z0-9_]+, not given to gdb")
+                               "not [.A-Za-z0-9_][-.A-Za-z0-9_]*, not given to gdb")
     if "symbols" not in claims:
         return claims, {}
     refused = {n: REFUSED for n in claims["symbols"]

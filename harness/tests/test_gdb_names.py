@@ -96,6 +96,31 @@ def test_a_section_name_outside_the_section_alphabet_stops_the_script(monkeypatc
     assert len(fake.executed) == 1
 
 
+# Section names as /sys/module/ksymlab_probe/sections lists them on 6.1 (readelf
+# -S of the built module): the "-" of .note.gnu.build-id once failed every
+# variant's verify step (exit 41) when the alphabet was [.A-Za-z0-9_]+.
+REAL_SECTIONS = [".text", ".note.gnu.build-id", ".note.Linux", ".rodata.str1.1",
+                 ".gnu.linkonce.this_module", "__param", "__versions", ".init.text",
+                 ".exit.text", "__mcount_loc", ".altinstructions", ".data..read_mostly"]
+
+
+def test_real_module_section_names_reach_add_symbol_file(monkeypatch):
+    script, fake = load_verify(monkeypatch)
+    sections = {name: 0x1000 * (i + 1) for i, name in enumerate(REAL_SECTIONS)}
+    script.load_module("/m.ko", sections)
+    assert "-s .note.gnu.build-id 0x2000" in fake.executed[0]
+    given, refused = gdb_oracle.gdb_claims({"sections": sections})
+    assert given == {"sections": sections} and refused == {}
+
+
+def test_a_section_name_starting_with_a_dash_is_refused(monkeypatch):
+    script, fake = load_verify(monkeypatch)
+    with pytest.raises(SystemExit):
+        script.load_module("/m.ko", {".text": 0x1000, "-readnow": 0x3000})
+    with pytest.raises(HarnessError):
+        gdb_oracle.gdb_claims({"sections": {".text": 1, "-readnow": 2}})
+    assert fake.executed == []
+
 def test_a_stated_section_online_bit_is_a_note_not_a_silent_value(monkeypatch):
     script, fake = load_verify(monkeypatch, {"(int)SECTION_IS_ONLINE_BIT": 2})
     assert script.section_is_online_bit() == 2 and script.NOTES == []
