@@ -11,7 +11,8 @@
 #   $DEST/debs/              the downloaded .deb files
 #
 # `fetch-distro-kernel.sh --resolve` only prints the three package names (image, headers,
-# headers-common) that a fetch would download, and exits; it needs no root and no cache.
+# headers-common) that a fetch would download, and exits. Neither form needs root, only a
+# writable cache (apt-get update, run when apt knows no linux-image-amd64, does).
 #
 # Under pipefail a pipeline fails when any of its commands does, including a writer killed
 # by SIGPIPE because the reader stopped early (`awk '{...; exit}'`, `head -n1`, `grep -q`,
@@ -68,7 +69,9 @@ if [ -f "$DEST/.complete" ] && [ -s "$DEST/build/vmlinux" ] && [ -s "$DEST/build
     exit 0
 fi
 
-[ "$(id -u)" = 0 ] || die "must run as root (apt-get download / cache dir)"
+# apt-get download needs no root; the cache directory must be writable.
+mkdir -p "$DEST" 2>/dev/null && [ -w "$DEST" ] \
+    || die "cannot write $DEST: run as root or set KSYMLAB_CACHE to a writable directory"
 for t in apt-get apt-cache dpkg xz tar; do
     command -v "$t" >/dev/null || die "missing tool: $t"
 done

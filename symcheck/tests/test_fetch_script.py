@@ -9,6 +9,7 @@ import os
 import re
 import stat
 import subprocess
+import sys
 
 from symcheck_testlib import SYMCHECK_DIR
 
@@ -134,3 +135,19 @@ def test_no_early_closing_reader_under_pipefail():
                 if not line.lstrip().startswith("#") and early.search(line):
                     offenders.append(f"{os.path.relpath(path, REPO)}:{n}: {line.strip()}")
     assert offenders == []
+
+
+def test_a_failed_fetch_fails_the_distro_tests(tmp_path):
+    """The distro fixture of conftest.py, with an empty cache and an apt-cache that fails:
+    the test that needs the fixture errors with the script's message; it used to be
+    skipped, and a skip with no reason on the root conftest's list fails as well."""
+    broken = "#!/bin/sh\n[ \"$1\" = policy ] && exit 3\nexit 0\n"
+    env = fakes(tmp_path, apt_cache=broken, apt_get=REFUSE, dpkg=REFUSE)
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider",
+                        "symcheck/tests/test_distro.py::test_sample_size"],
+                       cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    out = p.stdout + p.stderr
+    assert p.returncode == 1, out
+    assert "cannot fetch the Debian distro kernel into " + str(tmp_path / "cache" / "distro") in out
+    assert "command failed (status 3)" in out, out
+    assert "1 error" in out and "skipped" not in out, out
