@@ -20,7 +20,7 @@ from dataclasses import replace
 
 from . import policy
 from .model import Check
-from .variant import RESULTS_MAGIC
+from ..guest.dataport import RESULTS_MAGIC
 from ..oracles.drgn import VMCOREINFO_FROM_GUEST
 
 DRGN = "drgn"

@@ -12,6 +12,7 @@ from typing import Mapping, Optional
 
 from . import pbstates, policy, priostates
 from .model import Check, frozen
+from ..guest.dataport import RESULTS_MAGIC
 from .compare_states import compare_states
 from ..report.rows import MIGRATETYPES as MIGRATETYPE_NAMES
 
@@ -103,10 +104,6 @@ def expected_prios(tasks):
         return p
 
     return {pid: prio(pid) for pid in normal if prio(pid) is not None}
-
-
-# probe-module/ksymlab.h KSYMLAB_MAGIC, "ksym": gdb found the right structure.
-RESULTS_MAGIC = 0x6b73796d
 
 
 def _hex(v):
@@ -439,7 +436,7 @@ def compare_variant(data, truth, stress_cycles=0, variant=None, ustack_names=Non
                          for s in data["sampler"]}),
         notes=tuple(notes), guest_errors=tuple(data["errors"]),
         resolve_ns=next((r["ns"] for r in data["resolve"]), None))
-    from .drgn_columns import merge      # imports this module's RESULTS_MAGIC
+    from .drgn_columns import merge
     return merge(found, data, truth, drgn)
 
 

@@ -10,6 +10,9 @@ from ..errors import HarnessError
 
 BEGIN = "KSYMLAB-DATA-BEGIN"
 END = "KSYMLAB-DATA-END"
+# The magic of the module's ksymlab_results: probe-module/ksymlab.h KSYMLAB_MAGIC,
+# "ksym" (the value must stay that one); gdb and drgn find the right structure by it.
+RESULTS_MAGIC = 0x6b73796d
 
 # Every kind the guest or the module writes, with its integer fields
 # (base 0: decimal or 0x-hex); every other field stays a string.
