@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 from ..errors import HarnessError
+from ..oracles import sched_prio
 
 NICE_RANGE = (-20, 19)          # include/linux/sched/prio.h: MIN_NICE, MAX_NICE
 RT_RANGE = (1, 99)              # __sched_setscheduler(): 1..MAX_RT_PRIO-1 for FIFO/RR
@@ -118,10 +119,9 @@ def task_lines(tasks):
 
 def expected_prios(tasks):
     """task_prio() of every task line of the scenario, in guest order, with
-    priority inheritance (compare.expected_prios)."""
-    from ..checks.variant import expected_prios as oracle   # compare does not import this module
+    priority inheritance (oracles/sched_prio.py)."""
     lines = task_lines(tasks)
-    got = oracle(lines)
+    got = sched_prio.expected_prios(lines)
     return [got.get(t["pid"]) for t in lines]
 
 

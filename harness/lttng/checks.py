@@ -19,7 +19,7 @@ right, the expectation is wrong (fails); absent and not listed, LTTng lost it
 """
 
 from ..checks.model import Check
-from ..checks.variant import expected_prio
+from ..oracles.sched_prio import expected_prio
 
 FEATURES = ("prio", "callstack_user", "statedump_block", "writeback", "kmem")
 # Event kinds the session must record (each with a count row).

@@ -3,6 +3,7 @@ import pytest
 from harness.checks import variant as compare
 from harness.guest import dataport as guestdata
 from harness.checks.model import VariantResult
+from harness.oracles import sched_prio
 
 BASE = [
     "symbol name=task_prio addr=0x1000 method=export",
@@ -282,7 +283,7 @@ def test_proc_stat_priority_is_a_second_prio_oracle():
     ({"value": 5}, None),
 ])
 def test_expected_prio_per_policy(task, prio):
-    assert compare.expected_prio(task) == prio
+    assert sched_prio.expected_prio(task) == prio
 
 
 RT_DL = ["task pid=11 policy=fifo value=50",

@@ -6,6 +6,7 @@ module bug would produce and names the row that must fail."""
 import pytest
 
 from harness.checks import variant as compare, compare_states
+from harness.oracles import sched_prio
 from test_compare import TRUTH, as_report, cmp, data, failing, with_memory
 
 # pi 19 20 40 and threads other 5 fifo 20, as the guest reports them
@@ -43,16 +44,16 @@ def test_expected_prios_boost_the_pi_holder_to_its_top_waiter():
     tasks = [{"pid": 58, "policy": "other", "value": 19},
              {"pid": 59, "policy": "fifo", "value": 20, "pi_owner": 58},
              {"pid": 60, "policy": "fifo", "value": 40, "pi_owner": 58}]
-    assert compare.expected_prios(tasks) == {58: -41, 59: -21, 60: -41}
+    assert sched_prio.expected_prios(tasks) == {58: -41, 59: -21, 60: -41}
     # a chain: 61 waits on 59, which waits on 58 - the boost passes on
     chain = tasks + [{"pid": 61, "policy": "rr", "value": 90, "pi_owner": 59}]
-    assert compare.expected_prios(chain) == {58: -91, 59: -91, 60: -41, 61: -91}
+    assert sched_prio.expected_prios(chain) == {58: -91, 59: -91, 60: -41, 61: -91}
     # a fair waiter is sorted at DEFAULT_PRIO but boosts with its own prio
     fair = [{"pid": 1, "policy": "other", "value": 19},
             {"pid": 2, "policy": "other", "value": -20, "pi_owner": 1}]
-    assert compare.expected_prios(fair) == {1: 0, 2: 0}
+    assert sched_prio.expected_prios(fair) == {1: 0, 2: 0}
     # no waiter, no boost; a task without an oracle stays out
-    assert compare.expected_prios([{"pid": 3, "policy": "nice", "value": 19},
+    assert sched_prio.expected_prios([{"pid": 3, "policy": "nice", "value": 19},
                                    {"pid": 4, "policy": "chrt", "value": 1}]) == {3: 39}
 
 

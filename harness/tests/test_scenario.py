@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from harness.checks import variant as compare
+from harness.oracles import sched_prio
 from harness.build import initramfs
 from harness import paths
 from harness.guest import scenario
@@ -45,7 +45,7 @@ def test_default_scenario_tasks_and_their_expected_prio():
         ("other", 19, -41), ("fifo", 20, -21), ("fifo", 40, -41),
         # threads: each thread its own policy, not the leader's
         ("other", 5, 25), ("fifo", 20, -21), ("batch", -3, 17), ("idle", 2, 22), ("rr", 7, -8)]
-    assert compare.expected_prio(lines[13]) == 39 and lines[14]["pi_owner"] == lines[13]["pid"]
+    assert sched_prio.expected_prio(lines[13]) == 39 and lines[14]["pi_owner"] == lines[13]["pid"]
     dl = tasks[12]
     assert (dl["deadline"], dl["period"]) == (10000000, 100000000)
 
