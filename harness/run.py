@@ -17,15 +17,15 @@ from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 
-from .oracles import addr2line, gdb
-from .checks import variant as compare, seedclaims
-from .guest import dataport as guestdata, kaslr
+from .oracles import addr2line, drgn, gdb, labels
+from .checks import drgn_columns, seedclaims
+from .checks.model import StepError, VariantResult
+from .checks.symbols import compare_symcheck
+from .checks.variant import compare_variant, expect_degraded
+from .guest import dataport, kaslr, vmcore
 from .build import initramfs, kernel, module, symcheck
 from . import proc, steps as stepnames
-from .report import assemble as report
-from .oracles import drgn as drgn_oracle, labels as oracles
-from .guest import vmcore
-from .checks.model import StepError, VariantResult
+from .report import assemble
 from .lttng import run as lttngrun
 from .errors import HarnessError
 from .progress import say
@@ -129,7 +129,7 @@ def run_variant(variant, tree, vdir, opts, steps):
     with QemuSession(tree, initrd, vdir, kvm=opts.kvm, append=opts.append,
                      boot_timeout=opts.boot_timeout, hang_timeout=opts.hang_timeout,
                      icount=opts.bench > 0, kaslr=opts.kaslr) as vm:
-        early = guestdata.parse(vm.wait_armed(), partial=True)
+        early = dataport.parse(vm.wait_armed(), partial=True)
         steps.lap("boot")
         facts["accel"] = vm.accel
         text_addr = early["ktext"][0]["addr"] if early["ktext"] else None
@@ -145,7 +145,7 @@ def run_variant(variant, tree, vdir, opts, steps):
                   "module": str(ko),
                   "sections": {s["name"]: s["addr"] for s in early["section"]},
                   "pageblock_order": early["pbinfo"][0]["order"],
-                  # gdb stops at each of the guest's snapshots (harness/pbstates.py)
+                  # gdb stops at each of the guest's snapshots (checks/snapshots.py)
                   "snapshots": early["snapshots"][0]["count"] if early["snapshots"] else 1}
         dumped = {}         # the vmcore QEMU writes while gdb holds the guest at the snapshot
         with gdb.GdbSession(tree, vm.gdb_socket, claims, vdir, slide=slide,
@@ -161,22 +161,23 @@ def run_variant(variant, tree, vdir, opts, steps):
                 vm.wait_ready()
                 raise
         steps.lap("gdb")
-        data = guestdata.parse(vm.wait_ready())
+        data = dataport.parse(vm.wait_ready())
         facts["guest_kernel"] = data["guest"].get("kernel")
         vm.resume_and_finish()
         steps.lap("guest_rest")
     # drgn reads the vmcore file once QEMU has exited (it needs no guest).
-    drgn_truth = drgn_oracle.read(dumped, tree, claims, vdir, variant.name, slide,
-                                  keep=opts.keep_vmcore)
-    facts["vmcore"] = drgn_oracle.summary(dumped, drgn_truth)
+    drgn_truth = drgn.read(dumped, tree, claims, vdir, variant.name, slide,
+                           keep=opts.keep_vmcore)
+    facts["vmcore"] = drgn.summary(dumped, drgn_truth)
     steps.lap("drgn")
     facts["guest_phases"] = {p["name"]: float(p["uptime"]) for p in data["phase"]}
     # The guest program is static and not PIE: its frames name without a load base.
     names = addr2line.function_names(initramfs.build_guest_program("ustack.c", opts.cache),
                                      [f["ip"] for f in data["frame"]])
-    found = compare.expect_degraded(compare.compare_variant(data, truth, opts.stress, variant,
-                                                            names, drgn_truth), variant.degraded)
-    found = oracles.require_independent(found)
+    found = compare_variant(data, truth, opts.stress, variant, names)
+    found = drgn_columns.merge(found, data, truth, drgn_truth)      # drgn's columns and rows
+    found = expect_degraded(found, variant.degraded)
+    found = labels.require_independent(found)
     found = replace(found, notes=found.notes + gdb.notes(truth))     # gdb's caveats
     steps.lap("compare")
     lttng_rows = ()
@@ -188,7 +189,7 @@ def run_variant(variant, tree, vdir, opts, steps):
     facts["bench"] = data["bench"]
     result = _base_result(
         variant, tree, symbols=found.symbols,
-        values=found.values + tuple(compare.compare_symcheck(findings, variant.module_mode))
+        values=found.values + tuple(compare_symcheck(findings, variant.module_mode))
         + tuple(lttng_rows),
         samplers=found.samplers, notes=found.notes, guest_errors=found.guest_errors,
         timings=dict(steps.seconds), facts=facts)
@@ -226,9 +227,9 @@ def run(names, opts):
     write_lock = threading.Lock()
 
     def write(timings):
-        rep = report.assemble({**meta, "timings": timings}, board.snapshot(), order)
+        rep = assemble.assemble({**meta, "timings": timings}, board.snapshot(), order)
         with write_lock:
-            report.write_all(rundir, rep)
+            assemble.write_all(rundir, rep)
         return rep
 
     errors = {}

@@ -1,8 +1,8 @@
-"""drgn's columns: the vmcore oracle (harness/drgn_oracle.py) joins the checks.
+"""drgn's columns: the vmcore oracle (harness/oracles/drgn.py) joins the checks.
 
-compare.py builds every row from the module, gdb and the guest's own files;
-merge() then adds two sources to the rows drgn can speak to and ANDs them
-into the verdict:
+checks/variant.py builds every row from the module, gdb and the guest's own
+files; merge(), called by harness/run.py, then adds two sources to the rows
+drgn can speak to and ANDs them into the verdict:
   drgn         the kernel state drgn read from the vmcore (an oracle,
                independent of the module: another tool reading memory)
   drgn_memory  the module's own ksymlab_results as drgn read them (the
@@ -18,18 +18,13 @@ the snapshot while QEMU dumps it), so drgn must agree with gdb exactly.
 import re
 from dataclasses import replace
 
-from . import policy
-from .model import Check
+from . import prio
+from .model import Check, hex_text
 from ..guest.dataport import RESULTS_MAGIC
 from ..oracles.drgn import VMCOREINFO_FROM_GUEST
 
 DRGN = "drgn"
 DRGN_MEMORY = "drgn_memory"
-MINORBITS = 20
-
-
-def _hex(v):
-    return f"0x{v:x}" if v is not None else None
 
 
 def _with(c, extra, agree):
@@ -41,13 +36,13 @@ def _with(c, extra, agree):
 def _symbol(c, drgn):
     got = drgn["symbols"].get(c.key)
     want = c.get("module")
-    return _with(c, {DRGN: _hex(got)}, got is not None and _hex(got) == want)
+    return _with(c, {DRGN: hex_text(got)}, got is not None and hex_text(got) == want)
 
 
 def _snapshot(c, drgn):
     r = drgn["results"]
     if c.key == "results-address":
-        return _with(c, {DRGN: _hex(r["addr"])}, _hex(r["addr"]) == c.get("module"))
+        return _with(c, {DRGN: hex_text(r["addr"])}, hex_text(r["addr"]) == c.get("module"))
     if c.key == "magic":
         return _with(c, {DRGN_MEMORY: f"{r['magic']:#x}"}, r["magic"] == RESULTS_MAGIC)
     if c.key == "sequence":
@@ -65,18 +60,19 @@ def _prio(c, drgn):
 
 
 def _policy(c, drgn):
-    """A policy row (harness/policy.py): one scenario task's, or every task's."""
+    """A policy row (harness/checks/prio.py): one scenario task's, or every task's."""
     mine = {s["pid"]: s["policy"] for s in drgn["results"]["prio"]}
     tasks = {int(p): t["policy"] for p, t in drgn["tasks"].items()}
     if c.key == "every task":
         both = sorted(set(mine) & set(tasks))
-        return _with(c, {DRGN: policy.histogram(tasks[p] for p in both),
-                         DRGN_MEMORY: policy.histogram(mine[p] for p in both)},
+        return _with(c, {DRGN: prio.policy_histogram(tasks[p] for p in both),
+                         DRGN_MEMORY: prio.policy_histogram(mine[p] for p in both)},
                      bool(both) and all(mine[p] == tasks[p] for p in both))
     pid = c.info.get("pid")
     got, m = tasks.get(pid), mine.get(pid)
-    return _with(c, {DRGN: policy.name(got), DRGN_MEMORY: policy.name(m)},
-                 got is not None and policy.name(got) == policy.name(m) == c.get("module"))
+    name = prio.policy_name
+    return _with(c, {DRGN: name(got), DRGN_MEMORY: name(m)},
+                 got is not None and name(got) == name(m) == c.get("module"))
 
 
 def _pageblocks(drgn):
@@ -97,14 +93,10 @@ def _migratetype(c, hist):
     return _with(c, {DRGN: got}, got == c.get("module"))
 
 
-def _devt(v):
-    return f"{v >> MINORBITS}:{v & ((1 << MINORBITS) - 1)}"
-
-
 def _blockdev(c, disks, mine, whole):
     if c.key.endswith("/whole"):
-        # compare_states' row: module, sysfs, gdb's bd_partno; drgn: is it its
-        # disk's part0
+        # blockdev.compare_blockdev_whole's row: module, sysfs, gdb's bd_partno;
+        # drgn: is it its disk's part0
         got = whole.get(c.key[:-len("/whole")])
         return _with(c, {DRGN: got}, got is not None and got == c.get("module"))
     got, m = disks.get(c.key), mine.get(c.key)
@@ -121,7 +113,7 @@ def _writeback(c, drgn):
 def _bpf(c, drgn):
     if not c.key.endswith("/arg1-domain"):
         return c
-    dom = _hex(drgn["global_wb_domain"])
+    dom = hex_text(drgn["global_wb_domain"])
     return _with(c, {DRGN: dom}, dom == c.get("module"))
 
 
@@ -129,7 +121,7 @@ def _ustack(c, drgn):
     if c.key != "frames":
         return c
     r = drgn["results"]
-    theirs = " ".join(_hex(f) for f in r["frames"])
+    theirs = " ".join(hex_text(f) for f in r["frames"])
     return _with(c, {DRGN_MEMORY: theirs}, theirs == c.get("module"))
 
 
@@ -175,7 +167,7 @@ def _failed(message):
 
 
 def merge(found, data, truth, drgn):
-    """`found` (a compare.Comparison) with drgn's sources and rows."""
+    """`found` (a checks.variant.Comparison) with drgn's sources and rows."""
     if drgn is None:
         return found
     if drgn.get("error"):
@@ -207,9 +199,9 @@ def merge(found, data, truth, drgn):
     return replace(found, symbols=symbols, values=tuple(values))
 
 
-# harness/pbstates.py's rows: the second snapshot ("snap2 ..."), the rows over
-# both ("snap<n>/...", "types/..."). The vmcore is dumped at the first
-# snapshot stop, so drgn speaks for none of them.
+# The later-snapshot rows of checks/pageblock.py and checks/prio.py: the second
+# snapshot's ("snap2 ..."), the rows over both ("snap<n>/...", "types/...").
+# The vmcore is dumped at the first snapshot stop, so drgn speaks for none of them.
 PBSTATES_KEY = re.compile(r"^(snap\d|types/)")
 
 

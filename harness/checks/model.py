@@ -15,6 +15,23 @@ def frozen(mapping):
     return MappingProxyType(dict(mapping or {}))
 
 
+def hex_text(v):
+    """An address as a row's source value: "0x1f" (None stays None)."""
+    return f"0x{v:x}" if v is not None else None
+
+
+# What a row's info["oracles"] says of a source. SAME_FUNCTION: it reads
+# through the very kernel function the module calls, so it shares a bug there:
+# /proc/<pid>/stat field 18 is task_prio() (fs/proc/array.c do_task_stat()),
+# /proc/pagetypeinfo counts with get_pageblock_migratetype() ->
+# get_pfnblock_flags_mask() (mm/vmstat.c), /proc/vmstat's dirty thresholds
+# come from global_dirty_limits(), which fires global_dirty_state (mm/vmstat.c
+# vmstat_start()). (harness/oracles/labels.py labels every source for the
+# two-oracle rule.)
+SAME_FUNCTION = "same function"
+INDEPENDENT = "independent"
+
+
 def _plain(x):
     """JSON-ready copy of nested read-only mappings and tuples."""
     if isinstance(x, Mapping):

@@ -27,12 +27,12 @@ DATA_WAIT_SECONDS = 30
 # lttng-init) and -no-reboot makes QEMU exit on that reset, which takes moments
 # even under TCG on a busy host: this long without an exit means QEMU is stuck.
 POWEROFF_SECONDS = 60
-# Pageblock states (harness/pbstates.py): a CMA area (MIGRATE_CMA blocks, at
+# Pageblock states (harness/checks/pageblock.py): a CMA area (MIGRATE_CMA blocks, at
 # the top of memory); ZONE_MOVABLE from 112 MiB to the end of the 512 MiB
 # guest, so two 128 MiB memory blocks (memory1, memory2) lie wholly inside it
 # with the zone on both sides, and the guest can take one offline.
 MEMORY_STATES_APPEND = "cma=16M movablecore=400M"
-# The vmcore oracle (harness/vmcore.py, drgn_oracle.py): QEMU's vmcoreinfo
+# The vmcore oracle (harness/guest/vmcore.py, oracles/drgn.py): QEMU's vmcoreinfo
 # device gives the guest an fw_cfg file, etc/vmcoreinfo, to which the guest's
 # qemu_fw_cfg driver writes where its VMCOREINFO note is; dump-guest-memory
 # then adds that note to the vmcore. With no ACPI in the guest the driver

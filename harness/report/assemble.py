@@ -2,8 +2,8 @@
 
 import json
 
-from ..checks import crossvariant, pbstates, seeds
-from . import mdtables, html as reporthtml, rows as reportrows, timings
+from ..checks import crossvariant, seeds
+from . import histograms, mdtables, html as reporthtml, rows as reportrows, timings
 from ..oracles import labels as oracles
 from ..lttng import report as lttngreport
 
@@ -213,11 +213,11 @@ def _kind_section(out, kind, rows_by_variant):
 
 
 def _migratetypes(report, out):
-    """Pageblocks per migratetype and snapshot, per variant (harness/pbstates.py)."""
+    """Pageblocks per migratetype and snapshot, per variant (report/histograms.py)."""
     names = list(report["variants"])
     width = mdtables.MAX_COLUMNS - 2
     for i in range(0, len(names), width):
-        table = pbstates.histogram_table(report["variants"], names[i:i + width])
+        table = histograms.histogram_table(report["variants"], names[i:i + width])
         if table is None:
             return
         if i == 0:

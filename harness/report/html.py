@@ -23,13 +23,14 @@ import html
 
 from .. import steps as stepnames
 from . import rows as reportrows, timings
+from ..checks.pageblock import MIGRATETYPES
 
 ESC = html.escape
 
 # Okabe-Ito derived, distinguishable with the common colour-vision deficiencies.
 MT_COLOURS = {0: "#d55e00", 1: "#9ecae1", 2: "#009e73", 3: "#e69f00", 4: "#0072b2",
               5: "#555555"}
-UNKNOWN_COLOUR = "#cccccc"      # a migratetype number not in reportrows.MIGRATETYPES
+UNKNOWN_COLOUR = "#cccccc"      # a migratetype number not in MIGRATETYPES
 ABSENT_COLOUR = "#ffffff"
 # Outline of a pageblock the module and gdb disagree on. No other element of
 # the page uses this colour, so a screenshot can be searched for it.
@@ -102,7 +103,7 @@ def _verdict(v):
 # --- pageblock maps ------------------------------------------------------
 
 def pageblocks(v):
-    """A cell per pageblock row; rows about pageblock states (harness/pbstates.py:
+    """A cell per pageblock row; rows about pageblock states (harness/checks/pageblock.py:
     skip bits, changes, types) have no pfn and no cell."""
     return [c for c in reportrows.of_variant(v)
             if c["kind"] == "pageblock" and reportrows.pageblock_pfn(c) is not None]
@@ -153,7 +154,7 @@ def _cell(c, x, y, variant, extra_class="", title_extra=""):
         out.append(f'<polygon class="pb-gdb" points="{x + CELL},{y} {x + CELL},{y + CELL} '
                    f'{x},{y + CELL}" fill="{mt_colour(s["gdb_bitmap"])}" '
                    f'pointer-events="none"/>')
-    if mt is not None and mt not in reportrows.MIGRATETYPES:
+    if mt is not None and mt not in MIGRATETYPES:
         out.append(f'<text x="{x + CELL / 2}" y="{y + CELL - 3}" text-anchor="middle" '
                    f'style="font-size:9px">{mt}</text>')
     return out
@@ -182,10 +183,10 @@ def pageblock_map(name, v, columns=COLUMNS):
 def _legend(rows_all):
     seen = sorted({reportrows.pageblock_mt(c) for c in rows_all} - {None})
     items = []
-    for mt in sorted(set(reportrows.MIGRATETYPES) & set(range(4)) | set(seen)):
+    for mt in sorted(set(MIGRATETYPES) & set(range(4)) | set(seen)):
         items.append(f'<span class="sw" style="background:{mt_colour(mt)}"></span>'
                      f"{ESC(reportrows.mt_name(mt))}"
-                     f"{f' ({mt})' if mt in reportrows.MIGRATETYPES else ''}")
+                     f"{f' ({mt})' if mt in MIGRATETYPES else ''}")
     items.append(f'<span class="sw" style="background:#fff;border:3px solid '
                  f'{DISAGREE_COLOUR}"></span>module and gdb disagree (lower right half: '
                  f"gdb's type)")

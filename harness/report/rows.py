@@ -5,11 +5,8 @@ A row is {"id", "kind", "key", "label", "info", "sources", "agree", "reason"}:
 or None, `info` describes the row and is never compared.
 """
 
-# Migratetype numbers of 6.1 (include/linux/mmzone.h); CMA and Isolate exist
-# only on configs with CONFIG_CMA / CONFIG_MEMORY_ISOLATION, unknown numbers
-# are shown as such.
-MIGRATETYPES = {0: "Unmovable", 1: "Movable", 2: "Reclaimable", 3: "HighAtomic",
-                4: "CMA", 5: "Isolate"}
+from ..checks.pageblock import MIGRATETYPES
+
 
 def of_variant(v):
     """Every check of a variant entry: symbols first, then values, in report order."""
@@ -90,8 +87,8 @@ def pageblock_pfn(c):
 
 
 def pageblock_zone(c):
-    """The zone a pageblock cell is drawn in; a later snapshot's blocks (harness/pbstates.py)
-    get a line of their own, e.g. "Movable s2"."""
+    """The zone a pageblock cell is drawn in; a later snapshot's blocks
+    (harness/checks/pageblock.py) get a line of their own, e.g. "Movable s2"."""
     info = c.get("info") or {}
     zone = info.get("zone") or c["key"].partition(" pfn ")[0]
     return f"{zone} s{info['snapshot']}" if info.get("snapshot", 1) != 1 else zone

@@ -1,7 +1,7 @@
 import pytest
 
-from harness.checks import variant as compare
-from harness.guest import dataport as guestdata
+from harness.checks import symbols, variant
+from harness.guest import dataport
 from harness.checks.model import VariantResult
 from harness.oracles import sched_prio
 
@@ -41,7 +41,7 @@ def data(prio=25, movable=2, p1=8192, bdp=9, f2="0x401b3c", kaddr="1000", statpr
     lines = [l.format(prio=prio, movable=movable, p1=p1, bdp=bdp, f2=f2, kaddr=kaddr,
                       statprio=statprio) for l in BASE]
     text = "\n".join(["KSYMLAB-DATA-BEGIN variant=t", *lines, *extra, "KSYMLAB-DATA-END"])
-    return guestdata.parse(text)
+    return dataport.parse(text)
 
 
 TRUTH = {"symbols": {"task_prio": 0x1000}, "dirty_limit": 510,
@@ -68,7 +68,7 @@ def with_memory(d, truth):
     dl = d["dirtylimit"][0] if d["dirtylimit"] else {}
     if "results" not in t:
         t["results"] = {
-            "magic": compare.RESULTS_MAGIC, "snapshot_seq": 1, "addr": 0xffffffffc0002480,
+            "magic": dataport.RESULTS_MAGIC, "snapshot_seq": 1, "addr": 0xffffffffc0002480,
             "prio": [{"pid": p["pid"], "prio": p["prio"], "policy": p["policy"],
                       "comm": p["comm"]} for p in d["prio"]],
             "pageblocks": [{"node": p["node"], "pfn": p["pfn"], "zid": 0, "mt": p["mt"]}
@@ -90,7 +90,7 @@ def as_report(found):
 
 
 def cmp(d, truth=TRUTH, **kw):
-    return as_report(compare.compare_variant(d, with_memory(d, truth), **kw))
+    return as_report(variant.compare_variant(d, with_memory(d, truth), **kw))
 
 
 def failing(r):
@@ -174,11 +174,11 @@ def test_unresolved_symbol_is_unchecked_not_failed():
 
 def test_symcheck_values():
     clean = {"check": [], "audit": [{"what": "kallsyms_lookup_name"}]}
-    assert all(v.agree for v in compare.compare_symcheck(clean, "kallsyms"))
+    assert all(v.agree for v in symbols.compare_symcheck(clean, "kallsyms"))
     # an exports-mode module must not need kallsyms at all
-    assert [v.agree for v in compare.compare_symcheck(clean, "exports")] == [True, False]
+    assert [v.agree for v in symbols.compare_symcheck(clean, "exports")] == [True, False]
     bad = {"check": [{"message": "needs unknown symbol task_prio"}], "audit": []}
-    assert [v.agree for v in compare.compare_symcheck(bad, "exports")] == [False, True]
+    assert [v.agree for v in symbols.compare_symcheck(bad, "exports")] == [False, True]
 
 
 def test_snapshot_and_gdb_are_one_instant_so_any_task_difference_fails():
@@ -199,7 +199,7 @@ def test_module_memory_must_equal_its_text():
     truth["results"]["pageblocks"][2]["mt"] = 0
     truth["results"]["bdevs"][1]["sectors"] = 1
     truth["results"]["frames"] = truth["results"]["frames"][:-1]
-    assert failing(as_report(compare.compare_variant(d, truth))) == [
+    assert failing(as_report(variant.compare_variant(d, truth))) == [
         ("prio", "pid 7"), ("pageblock", "DMA32 pfn 0x800"), ("blockdev", "ram0p1"),
         ("ustack", "frames in module memory")]
 
@@ -226,11 +226,11 @@ def test_snapshot_header():
     d = data()
     truth = with_memory(d, TRUTH)
     truth["results"]["magic"] = 0
-    assert failing(as_report(compare.compare_variant(d, truth))) == [("snapshot", "ksymlab_results magic")]
+    assert failing(as_report(variant.compare_variant(d, truth))) == [("snapshot", "ksymlab_results magic")]
     # gdb found the structure somewhere else than the module says it is
     truth = with_memory(d, TRUTH)
     truth["results"]["addr"] += 0x40
-    assert failing(as_report(compare.compare_variant(d, truth))) == [("snapshot",
+    assert failing(as_report(variant.compare_variant(d, truth))) == [("snapshot",
                                                            "ksymlab_results address")]
     truth = dict(TRUTH, stop={"function": "native_safe_halt", "pc": 1, "seq": None})
     assert failing(cmp(d, truth)) == [("snapshot", "gdb stopped in")]
@@ -330,7 +330,7 @@ def with_samplers(blockdev_available, degraded=()):
     else:
         d = data(extra=extra)
         truth = with_memory(d, TRUTH)
-    return as_report(compare.expect_degraded(compare.compare_variant(d, truth), degraded))
+    return as_report(variant.expect_degraded(variant.compare_variant(d, truth), degraded))
 
 
 def test_an_unexpected_degradation_fails_on_its_own_row():

@@ -11,8 +11,8 @@ import threading
 
 import pytest
 
-from harness.checks import variant as compare
-from harness.oracles import drgn as drgn_oracle, labels as oracles
+from harness.checks import drgn_columns, variant
+from harness.oracles import drgn, labels
 from harness import paths
 from harness.guest import vmcore
 from harness.errors import HarnessError
@@ -43,18 +43,19 @@ EXTRA = ("section name=.text addr=0xffffffffc0000000",
          "section name=.bss addr=0xffffffffc0002480",
          "frame pid=70 idx=3 ip=0x401c00",
          "pbinfo order=10", "fwcfg sysfs=1 vmcoreinfo=1")
-# eu-addr2line's names of the fixture's frames (compare.USTACK_CALLERS)
+# eu-addr2line's names of the fixture's frames (checks/ustack.py USTACK_CALLERS)
 NAMES = {0x401000: "level3", 0x401a2b: "level2", 0x401b3c: "level1", 0x401c00: "main"}
 
 
-def run(drgn=None, d=None, doctor=None):
+def run(reading=None, d=None, doctor=None):
     d = d or data(extra=EXTRA)
     truth = with_memory(d, TRUTH)
-    drgn = drgn if drgn is not None else drgn_of(d, TRUTH)
+    reading = reading if reading is not None else drgn_of(d, TRUTH)
     if doctor:
-        doctor(drgn)
-    found = compare.compare_variant(d, truth, ustack_names=NAMES, drgn=drgn)
-    return as_report(oracles.require_independent(found))
+        doctor(reading)
+    found = variant.compare_variant(d, truth, ustack_names=NAMES)
+    found = drgn_columns.merge(found, d, truth, reading)
+    return as_report(labels.require_independent(found))
 
 
 def rows(report, kind=None):
@@ -139,7 +140,7 @@ def test_a_guest_without_vmcoreinfo_fails_its_rows():
 
 
 def test_without_drgn_every_kind_gdb_alone_covers_fails_the_two_oracle_rule():
-    r = run(drgn={"error": "ksymlab-drgn: no vmcore"})
+    r = run(reading={"error": "ksymlab-drgn: no vmcore"})
     assert set(failing(r, oracle_rows=True)) == {
         "vmcore:drgn", "oracles:symbol addresses", "oracles:pageblock migratetype",
         "oracles:migratetype histogram", "oracles:block devices", "oracles:whole flag",
@@ -153,8 +154,8 @@ def test_same_function_oracles_do_not_count():
     """/proc/<pid>/stat and /proc/pagetypeinfo call task_prio() and
     get_pfnblock_flags_mask(): with only them beside gdb, two are not reached."""
     d = data(extra=EXTRA)
-    found = compare.compare_variant(d, with_memory(d, TRUTH), ustack_names=NAMES)  # no drgn
-    r = as_report(oracles.require_independent(found))
+    found = variant.compare_variant(d, with_memory(d, TRUTH), ustack_names=NAMES)  # no drgn
+    r = as_report(labels.require_independent(found))
     cov = {c["key"]: c for c in rows(r, "oracles")}
     assert cov["migratetype histogram"]["agree"] is False
     assert cov["migratetype histogram"]["sources"]["independent"] == "gdb_bitmap"
@@ -180,14 +181,14 @@ def test_exempt_kinds_are_unchecked_with_their_reason():
     cov = {c["key"]: c for c in rows(run(), "oracles")}
     assert cov["writeback hits"]["agree"] is None
     assert "no second witness" in cov["writeback hits"]["reason"]
-    assert all(c["agree"] is True for k, c in cov.items() if k not in oracles.EXEMPT)
+    assert all(c["agree"] is True for k, c in cov.items() if k not in labels.EXEMPT)
 
 
 def test_every_source_a_row_names_has_a_label():
     names = {s for c in rows(run()) for s in c["sources"]}
     names -= {"independent", "other", "required", "differ"}          # the rule's own columns
-    assert {n for n in names if oracles.label(n)[0] == "unlabelled"} == set()
-    table = {t["source"]: t for t in oracles.table()}
+    assert {n for n in names if labels.label(n)[0] == "unlabelled"} == set()
+    table = {t["source"]: t for t in labels.table()}
     assert table["proc_stat"]["label"] == "same function" and not table["proc_stat"]["counts"]
     assert table["pagetypeinfo"]["label"] == "same function"
     assert table["drgn"]["label"] == table["gdb"]["label"] == "independent (memory)"
@@ -255,7 +256,7 @@ def test_drgn_oracle_rejects_a_file_that_is_no_kernel_core(tmp_path):
     spec.write_text(json.dumps({"vmcore": str(junk), "vmlinux": "/nonexistent",
                                 "module": "/nonexistent", "sections": {}, "symbols": [],
                                 "pageblock_order": 10}))
-    p = subprocess.run([drgn_oracle.PYTHON, "-m", drgn_oracle.CHILD, str(spec),
+    p = subprocess.run([drgn.PYTHON, "-m", drgn.CHILD, str(spec),
                         str(tmp_path / "out.json")], cwd=paths.REPO, capture_output=True,
                        text=True)
     assert p.returncode == 43
@@ -263,9 +264,9 @@ def test_drgn_oracle_rejects_a_file_that_is_no_kernel_core(tmp_path):
 
 
 def test_read_reports_a_missing_vmcore_as_an_error_not_an_exception(tmp_path):
-    assert drgn_oracle.read({"error": "QMP said no"}, None, {}, tmp_path)["error"] == \
+    assert drgn.read({"error": "QMP said no"}, None, {}, tmp_path)["error"] == \
         "no vmcore: QMP said no"
-    assert "never held" in drgn_oracle.read({}, None, {}, tmp_path)["error"]
+    assert "never held" in drgn.read({}, None, {}, tmp_path)["error"]
 
 
 # ---- QMP ----
@@ -353,28 +354,27 @@ def test_symbol_place_gives_section_and_offset(tmp_path):
     c.write_text("long pad[2] = {1, 2};\nlong target[2] = {4, 5};\nlong zeroed[8];\n")
     obj = tmp_path / "m.o"
     subprocess.run(["gcc", "-c", "-O0", "-fno-common", "-o", str(obj), str(c)], check=True)
-    assert drgn_oracle.symbol_place(str(obj), "target") == (".data", 16)
-    assert drgn_oracle.symbol_place(str(obj), "zeroed") == (".bss", 0)
-    with pytest.raises(drgn_oracle.Bad):
-        drgn_oracle.symbol_place(str(obj), "absent")
+    assert drgn.symbol_place(str(obj), "target") == (".data", 16)
+    assert drgn.symbol_place(str(obj), "zeroed") == (".bss", 0)
+    with pytest.raises(drgn.Bad):
+        drgn.symbol_place(str(obj), "absent")
 
 
 def test_rows_of_the_second_snapshot_get_no_drgn_column():
-    """The vmcore is the first snapshot's: a second-snapshot row (pbstates) keeps
+    """The vmcore is the first snapshot's: a second-snapshot row (checks/pageblock.py) keeps
     its own verdict and gets no drgn source (with drgn's first-snapshot value
     forced on it, the Isolate block of snapshot 2 disagreed on every variant)."""
     from dataclasses import replace
-    from harness.checks import drgn_columns as drgncompare
     from harness.checks.model import Check
     d = data(extra=EXTRA)
     truth = with_memory(d, TRUTH)
-    found = compare.compare_variant(d, truth, ustack_names=NAMES)
+    found = variant.compare_variant(d, truth, ustack_names=NAMES)
     first = next(c for c in found.values if c.kind == "pageblock")
     later = (replace(first, key="snap2 " + first.key, sources={**first.sources, "module": 4},
                      agree=True),
              Check("pageblock", "snap1/skip-bits", {"gdb_bitmap": 3, "expected": "> 0"}, True),
              Check("migratetype", "types/Isolate", {"module": "0 32"}, True))
-    merged = drgncompare.merge(replace(found, values=found.values + later), d, truth,
+    merged = drgn_columns.merge(replace(found, values=found.values + later), d, truth,
                                drgn_of(d, TRUTH))
     by_key = {c.key: c for c in merged.values}
     for c in later:

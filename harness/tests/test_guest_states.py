@@ -5,7 +5,8 @@ module bug would produce and names the row that must fail."""
 
 import pytest
 
-from harness.checks import variant as compare, compare_states
+from harness.checks import bpf, variant, writeback
+from harness.checks.model import SAME_FUNCTION
 from harness.oracles import sched_prio
 from test_compare import TRUTH, as_report, cmp, data, failing, with_memory
 
@@ -100,13 +101,13 @@ def test_whole_flag_against_sysfs_and_the_class_walk():
 
 
 def test_thresholds_from_the_sysctls_gdb_read():
-    assert compare_states.global_dirty_thresholds(
+    assert writeback.global_dirty_thresholds(
         {"vm_dirty_bytes": 8192, "dirty_background_bytes": 4096}) == (1, 2)
     # DIV_ROUND_UP, and bg_thresh >= thresh halves thresh
-    assert compare_states.global_dirty_thresholds(
+    assert writeback.global_dirty_thresholds(
         {"vm_dirty_bytes": 4097, "dirty_background_bytes": 4096 * 5}) == (1, 2)
     # ratios depend on dirtyable memory at the event: no value, not a guess
-    assert compare_states.global_dirty_thresholds(
+    assert writeback.global_dirty_thresholds(
         {"vm_dirty_bytes": 0, "dirty_background_bytes": 4096}) is None
 
 
@@ -150,7 +151,7 @@ def degraded_writeback(available, degraded):
     d = data(extra=[s.format(a=a, m=m) for s in SAMPLERS])
     d["dirtylimit"] = []
     d["writeback"] = []
-    return as_report(compare.expect_degraded(compare.compare_variant(d, with_memory(d, TRUTH)),
+    return as_report(variant.expect_degraded(variant.compare_variant(d, with_memory(d, TRUTH)),
                                              degraded))
 
 
@@ -169,7 +170,7 @@ def test_writeback_degradation_fails_unless_the_variant_expects_it():
 
 
 HZ = 250
-BOOT = compare_states.initial_jiffies(HZ)           # 0xfffedb08
+BOOT = bpf.initial_jiffies(HZ)           # 0xfffedb08
 
 
 def bpf13(value, now, top):
@@ -204,4 +205,4 @@ def test_bpf_arg13_row_only_where_the_program_read_it():
     ("prio", "pid 7", "proc_stat"), ("migratetype", "zone DMA32 mt 1", "pagetypeinfo")])
 def test_same_function_oracles_are_labelled(kind, key, source):
     row = next(v for v in cmp(data(), TRUTH)["values"] if v["kind"] == kind and v["key"] == key)
-    assert row["info"]["oracles"][source] == compare.SAME_FUNCTION
+    assert row["info"]["oracles"][source] == SAME_FUNCTION

@@ -1,16 +1,21 @@
-"""Pageblock states across the guest's snapshots (issue 12).
+"""The migratetype sampler's checks: every pageblock and the histogram per zone,
+at every snapshot the guest takes.
 
-The guest (harness/guest/init) compacts memory before its first snapshot, so
-PB_migrate_skip is set on some pageblocks, boots with cma= (MIGRATE_CMA
-blocks) and movablecore= (harness/qemu.py), and between its snapshots takes
-one memory block of ZONE_MOVABLE offline, whose pageblocks then stay
-MIGRATE_ISOLATE (mm/memory_hotplug.c offline_pages(): "the pageblock flags
-[are] effectively stale"). gdb stops at every snapshot and reads the raw
-pageblock bits, skip bit included, and whether each section is online.
+First snapshot: each pageblock of the module's text and memory against gdb's
+own read of the bitmap, and the module's histogram against gdb's count and
+/proc/pagetypeinfo.
 
-Checks here, all against gdb's own read of the bitmaps:
-  - each later snapshot, block by block and per migratetype, as compare.py
-    checks the first (keys prefixed `snap<n> `);
+Later snapshots (issue 12). The guest (harness/guest/assets/init) compacts
+memory before its first snapshot, so PB_migrate_skip is set on some
+pageblocks, boots with cma= (MIGRATE_CMA blocks) and movablecore=
+(harness/guest/qemu.py), and between its snapshots takes one memory block of
+ZONE_MOVABLE offline, whose pageblocks then stay MIGRATE_ISOLATE
+(mm/memory_hotplug.c offline_pages(): "the pageblock flags [are] effectively
+stale"). gdb stops at every snapshot and reads the raw pageblock bits, skip
+bit included, and whether each section is online. Checked, all against gdb's
+own read of the bitmaps (compare_pageblock_snapshots):
+  - each later snapshot, block by block and per migratetype, as the first
+    (keys prefixed `snap<n> `);
   - the snapshot sequence of the module's file, its memory and gdb's stop;
   - skip bits are set at every snapshot (else a mask that keeps the skip bit
     could not be caught);
@@ -22,12 +27,14 @@ Checks here, all against gdb's own read of the bitmaps:
   - every migratetype this config produces appears in some snapshot.
 """
 
-from dataclasses import replace
+from .model import INDEPENDENT, SAME_FUNCTION, Check
+from .snapshots import at_snapshot, no_stop, snapshots
 
-from . import variant as compare
-from .model import Check
-from ..report.rows import MIGRATETYPES
-
+# Migratetype numbers of 6.1 (include/linux/mmzone.h); CMA and Isolate exist
+# only on configs with CONFIG_CMA / CONFIG_MEMORY_ISOLATION, unknown numbers
+# are shown as such.
+MIGRATETYPES = {0: "Unmovable", 1: "Movable", 2: "Reclaimable", 3: "HighAtomic",
+                4: "CMA", 5: "Isolate"}
 MT = {name: n for n, name in MIGRATETYPES.items()}
 # Types the guest is built to show; HighAtomic needs a high-order atomic
 # allocation that fails the fast path, which nothing in the guest does.
@@ -44,40 +51,63 @@ SLOB_ONLY = {"Reclaimable": "no Reclaimable pageblock without SLOB (6.12): the g
                             "dentry names do not claim a whole block there"}
 
 
-def snapshots(data, truth):
-    """[(n, data view, gdb reading or None)] for every snapshot the guest reported."""
-    readings = truth.get("snapshots") or [truth]
-    out = [(1, data, readings[0])]
-    for n in sorted((data.get("at") or {})):
-        view = dict(data)
-        view.update({k: v for k, v in data["at"][n].items() if v})
-        # the first snapshot's rows of these kinds never stand in for a later one's
-        for kind in ("pageblock", "mthist", "ptinfo", "snapshot", "memstate", "prio",
-                     "procstat"):
-            view[kind] = data["at"][n].get(kind, [])
-        out.append((n, view, readings[n - 1] if n - 1 < len(readings) else None))
-    return out
+def compare_pageblocks(data, truth):
+    """Every pageblock: the module's text and memory against gdb's own bitmap read."""
+    text = {(p["node"], p["pfn"]): p for p in data["pageblock"]}
+    memory = {(p["node"], p["pfn"]): p for p in truth["results"]["pageblocks"]}
+    bitmap = {(p["node"], p["pfn"]): p for p in truth["pageblocks"]}
+    values = []
+    for key in sorted(set(text) | set(memory) | set(bitmap)):
+        t, m, g = text.get(key), memory.get(key), bitmap.get(key)
+        zone = (t or g or {}).get("zone", "?")
+        values.append(Check(
+            "pageblock", f"{zone} pfn {key[1]:#x}",
+            {"module": t["mt"] if t else None, "memory": m["mt"] if m else None,
+             "gdb_bitmap": g["mt"] if g else None},
+            t is not None and m is not None and g is not None and t["mt"] == m["mt"] == g["mt"],
+            info={"zone": zone, "node": key[0], "pfn": key[1]}))
+    return values
 
 
-def no_stop(n, kind, what):
-    """The row that fails when gdb gave no reading of `what` at snapshot n."""
-    return Check(kind, f"snap{n}/gdb", {"module": f"snapshot {n}", "gdb": None},
-                 False, label=f"gdb {what} at snapshot {n}")
+def compare_migratetype(data, truth):
+    """Histogram per zone and migratetype against /proc/pagetypeinfo and gdb's bitmap read.
 
-
-def at_snapshot(n, rows):
-    """Rows of the first snapshot's checks, made snapshot n's (keys `snap<n> ...`)."""
-    return [replace(c, key=f"snap{n} {c.key}", info={**c.info, "snapshot": n},
-                    label=f"snapshot {n}: {c.label or c.key}") for c in rows]
+    The module walks every pfn_valid() pageblock, /proc/pagetypeinfo only the
+    online ones (pfn_to_online_page()): an offline memory block keeps its
+    pageblock flags (MIGRATE_ISOLATE) and its memmap. So the module's count is
+    held to gdb's count of every block, pagetypeinfo's to gdb's count of the
+    blocks in online sections; both are exact.
+    """
+    pt = {(x["zone"], x["mt"]): x["count"] for x in data["ptinfo"]}
+    gdb_hist, gdb_online = {}, {}
+    for p in truth["pageblocks"]:
+        gdb_hist[(p["zone"], p["mt"])] = gdb_hist.get((p["zone"], p["mt"]), 0) + 1
+        if p.get("online", True):
+            gdb_online[(p["zone"], p["mt"])] = gdb_online.get((p["zone"], p["mt"]), 0) + 1
+    values = []
+    for h in data["mthist"]:
+        key = (h["zone"], h["mt"])
+        if h["count"] == 0 and key not in pt:
+            continue              # a migratetype pagetypeinfo does not list (e.g. CMA off)
+        sources = {"module": h["count"], "pagetypeinfo": pt.get(key),
+                   "gdb_bitmap": gdb_hist.get(key, 0)}
+        if gdb_online.get(key, 0) != gdb_hist.get(key, 0):
+            sources["gdb_bitmap_online"] = gdb_online.get(key, 0)
+        values.append(Check(
+            "migratetype", f"zone {h['zone']} mt {h['mt']}", sources,
+            pt.get(key) == gdb_online.get(key, 0) and h["count"] == gdb_hist.get(key, 0),
+            info={"zone": h["zone"], "mt": h["mt"],
+                  "mt_name": MIGRATETYPES.get(h["mt"], f"type {h['mt']}"),
+                  "oracles": {"pagetypeinfo": SAME_FUNCTION, "gdb_bitmap": INDEPENDENT}}))
+    return values
 
 
 def _later(n, view, reading):
-    """Snapshot n's blocks and histogram, checked as compare.py checks the first."""
+    """Snapshot n's blocks and histogram, checked as the first snapshot's are."""
     if reading is None:
         return [no_stop(n, "snapshot", "stopped")]
     truth = {"results": reading["results"], "pageblocks": reading["pageblocks"]}
-    return at_snapshot(n, compare.compare_pageblocks(view, truth)
-                       + compare.compare_migratetype(view, truth))
+    return at_snapshot(n, compare_pageblocks(view, truth) + compare_migratetype(view, truth))
 
 
 def _sequence(n, view, reading):
@@ -175,9 +205,9 @@ def _types(snaps):
     return rows
 
 
-def compare_states(data, truth):
-    """The rows described in the module docstring; none when the guest took one
-    snapshot and reported no state (an old guest init)."""
+def compare_pageblock_snapshots(data, truth):
+    """The later-snapshot rows described in the module docstring; none when the
+    guest took one snapshot and reported no state (an old guest init)."""
     snaps = snapshots(data, truth)
     if len(snaps) < 2 and not truth.get("snapshots"):
         return []
@@ -192,48 +222,3 @@ def compare_states(data, truth):
             values += _offline(n, snaps[i - 1], snaps[i], order)
     values += _types(snaps)
     return values
-
-
-def histograms(variant_json):
-    """{snapshot: {migratetype name: module count}} summed over zones, from a
-    variant's report rows (kind migratetype, info zone/mt/snapshot)."""
-    out = {}
-    for c in variant_json.get("values") or []:
-        if c["kind"] != "migratetype":
-            continue
-        info = c.get("info") or {}
-        snap = info.get("snapshot", 1)
-        name = MIGRATETYPES.get(info.get("mt"), f"type {info.get('mt')}")
-        count = c["sources"].get("module")
-        if count is not None:
-            out.setdefault(snap, {}).setdefault(name, 0)
-            out[snap][name] += count
-    return out
-
-
-def _summary_row(v, key):
-    c = next((c for c in v.get("values") or [] if c["id"] == f"pageblock:{key}"), None)
-    return c["sources"].get("gdb_bitmap") if c else None
-
-
-def histogram_table(variants, names):
-    """report.md's per-migratetype table: a row per (snapshot, migratetype name), a
-    column per variant in `names`, the module's count over all zones; then per
-    snapshot gdb's count of skip bits and of blocks changed since the snapshot before."""
-    hists = {n: histograms(variants[n]) for n in names}
-    snaps = sorted({s for h in hists.values() for s in h})
-    if not snaps:
-        return None
-    rows = []
-    for s in snaps:
-        types = [MIGRATETYPES[mt] for mt in sorted(MIGRATETYPES)]
-        seen = {t for h in hists.values() for t in h.get(s, {})}
-        for t in types + sorted(seen - set(types)):
-            if t in seen:
-                rows.append([t, s] + [hists[n].get(s, {}).get(t, "-") for n in names])
-        rows.append(["skip bit set (gdb)", s] +
-                    [_summary_row(variants[n], f"snap{s}/skip-bits") for n in names])
-        if s > 1:
-            rows.append([f"changed since snapshot {s - 1} (gdb)", s] +
-                        [_summary_row(variants[n], f"snap{s}/changed") for n in names])
-    return ["pageblocks", "snapshot"] + list(names), rows

@@ -1,10 +1,9 @@
-"""Checks for the guest states of issue 12 that compare.py did not cover:
-the blockdev `whole` flag, both global_dirty_state thresholds, the dirty
-limit of both writeback events, and the value of BPF argument 13.
+"""The writeback sampler's checks: both writeback tracepoints fired, the dirty
+limit each event read, and both thresholds of the last global_dirty_state event.
 
-Every row has a stable key and at least one oracle that does not share code
-with the module: gdb reading guest memory at the snapshot, or a value
-derived from what gdb read with the kernel's own formula, written out here.
+Oracles: gdb reading global_wb_domain.dirty_limit at the snapshot, and the
+thresholds derived from the dirty sysctls gdb read with the kernel's own
+formula, written out here (global_dirty_thresholds).
 """
 
 from .model import Check
@@ -15,29 +14,17 @@ PAGE_SIZE = 4096
 UINT_MAX = (1 << 32) - 1
 
 
-def _hex(v):
-    return f"0x{v:x}" if v is not None else None
-
-
-def _whole_by_name(rows, field):
-    return {r["name"]: r.get(field) for r in rows}
-
-
-def compare_blockdev_whole(data, truth):
-    """Disk or partition: the module's `whole` flag against sysfs (a partition
-    has /sys/class/block/X/partition, block/partitions/core.c part_attrs) and
-    gdb's walk of the block class (bdev_is_partition(): bd_partno != 0; 6.10+
-    keeps the number in the low byte of __bd_flags, read by gdb either way)."""
-    module = _whole_by_name(data["bdev"], "whole")
-    sysfs = _whole_by_name(data["sysblock"], "whole")
-    gdb = {b["name"]: (int(b["partno"] == 0) if b.get("partno") is not None else None)
-           for b in truth.get("block_class", ())}
+def compare_writeback(data, truth):
     values = []
-    for name in sorted(set(module) | set(sysfs) | set(gdb)):
-        row = {"module": module.get(name), "sysfs": sysfs.get(name), "gdb_class": gdb.get(name)}
-        values.append(Check("blockdev", f"{name}/whole", row,
-                            row["module"] is not None and len(set(row.values())) == 1,
-                            label=f"{name} is a whole disk"))
+    for w in data["writeback"]:
+        for key in ("gds_hits", "bdp_hits"):
+            values.append(Check("writeback", key, {"module": w[key], "expected": "> 0"},
+                                w[key] > 0))
+    for d in data["dirtylimit"]:
+        g = truth.get("dirty_limit")
+        values.append(Check("writeback", f"dirty_limit/{d['source']}",
+                            {"module": d["bdp"], "gdb": g}, g is not None and g == d["bdp"],
+                            label=f"dirty_limit ({d['source']})"))
     return values
 
 
@@ -95,47 +82,11 @@ def compare_writeback_states(data, truth):
                         gds is not None and g is not None and gds == g == mem.get("dirty_limit"),
                         label="dirty_limit (global_dirty_state)"))
     if not d:
-        # compare.compare_writeback gives the balance_dirty_pages row only
-        # when the module printed one
+        # compare_writeback gives the balance_dirty_pages row only when the
+        # module printed one
         values.append(Check("writeback", "dirty_limit/bdp", {"module": None, "gdb": g}, False,
                             label="dirty_limit (balance_dirty_pages)"))
     if not w:
         values += [Check("writeback", key, {"module": None, "expected": "> 0"}, False)
                    for key in ("gds_hits", "bdp_hits")]
     return values
-
-
-# include/linux/jiffies.h: INITIAL_JIFFIES ((unsigned long)(unsigned int)(-300*HZ))
-def initial_jiffies(hz):
-    return (-300 * hz) & UINT_MAX
-
-
-def compare_bpf_arg13(data, truth):
-    """Argument 13 of balance_dirty_pages is start_time, the jiffies at which
-    balance_dirty_pages() began (include/trace/events/writeback.h; the seed
-    series puts &global_wb_domain first, so 13 arguments in all). Read by the
-    program in the same run as bpf_jiffies64(), it must lie between boot
-    (INITIAL_JIFFIES, HZ from the tree's .config) and that instant, which lies
-    before gdb's jiffies_64 at the snapshot: no timing bound, only order."""
-    values = []
-    hz = truth.get("config_hz")
-    low = initial_jiffies(hz) if hz else None
-    top = truth.get("jiffies")
-    for b in data["bpf"]:
-        if b["arg"] != 13 or b["result"] != "ok":
-            continue
-        v, now = b.get("value"), b.get("jiffies")
-        ok = None not in (v, now, low, top) and low <= v <= now <= top
-        values.append(Check("bpf", "arg13/value",
-                            {"program": v, "program_jiffies": now, "gdb_initial_jiffies": low,
-                             "gdb_jiffies": top}, ok,
-                            info={"meaning": "balance_dirty_pages start_time (jiffies)",
-                                  "hz": hz},
-                            label="argument 13 is start_time: boot <= it <= the program's "
-                                  "jiffies <= gdb's"))
-    return values
-
-
-def compare_states(data, truth):
-    return (compare_blockdev_whole(data, truth) + compare_writeback_states(data, truth)
-            + compare_bpf_arg13(data, truth))

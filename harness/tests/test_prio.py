@@ -1,10 +1,10 @@
-"""The policy rows (harness/policy.py) and the priorities of later snapshots
-(harness/priostates.py) on doctored guest data. Each mutant test feeds what the
+"""The policy rows and the priorities of later snapshots (harness/checks/prio.py)
+on doctored guest data. Each mutant test feeds what the
 catalogue's mutant (mutants/catalogue.toml) makes the module report and names
 the rows that reject it."""
 
-from harness.checks import variant as compare, policy, priostates
-from harness.guest import dataport as guestdata
+from harness.checks import prio, snapshots
+from harness.guest import dataport
 
 # Scenario tasks as the guest reports them, with their task->policy and task_prio().
 TASKS = [("nice", 5, 0, 25), ("fifo", 20, 1, -21), ("rr", 10, 2, -11),
@@ -33,7 +33,7 @@ def guest(module_policy=None, stale=False):
             pol = pol if module_policy is None else module_policy
             text.append(f"prio{at} pid={pid} policy={pol} prio={prio} comm=t{pid}")
     text.append("KSYMLAB-DATA-END")
-    return guestdata.parse("\n".join(text))
+    return dataport.parse("\n".join(text))
 
 
 def reading(d, snap):
@@ -52,8 +52,8 @@ def truth(d, snaps=2):
 
 
 def rows(d, t):
-    checks = compare.compare_prio(d, t) + policy.compare_policy(d, t)
-    return {c.id: c for c in checks + priostates.compare_states(d, t)}
+    checks = prio.compare_prio(d, t) + prio.compare_policy(d, t)
+    return {c.id: c for c in checks + prio.compare_prio_snapshots(d, t)}
 
 
 def failing(d, t):
@@ -122,5 +122,5 @@ def test_missing_later_prio_file_and_missing_gdb_stop_fail():
     d = guest()
     assert "prio:snap2/gdb" in failing(d, truth(d, snaps=1))
     # a stale first-snapshot copy never stands in for the missing later file
-    view = priostates.pbstates.snapshots(d, truth(d))[1][1]
+    view = snapshots.snapshots(d, truth(d))[1][1]
     assert view["prio"] == d["at"][2]["prio"] and view["procstat"] == []

@@ -1,12 +1,12 @@
-"""Pageblock states over two snapshots (harness/pbstates.py) on doctored guest data.
+"""Pageblock states over two snapshots (harness/checks/pageblock.py) on doctored guest data.
 
 Each mutant test feeds what a plausible probe-module bug would report and names
 the check that rejects it; the real mutants are recorded in the branch's report.
 """
 
-from harness.checks import variant as compare, pbstates
-from harness.guest import dataport as guestdata
-from harness.report import assemble as report, html as reporthtml
+from harness.checks import pageblock
+from harness.guest import dataport
+from harness.report import assemble, histograms, html
 from harness.checks.model import VariantResult
 
 ORDER = 10
@@ -88,7 +88,7 @@ def guest(mask=7, pfn_shift=0, stale=False, skip_offline=False, pt_offline=False
     text += lines(1, module_blocks(1, mask, pfn_shift, False, skip_offline))
     text += lines(2, module_blocks(2, mask, pfn_shift, stale, skip_offline), pt_offline)
     text.append("KSYMLAB-DATA-END")
-    return guestdata.parse("\n".join(text))
+    return dataport.parse("\n".join(text))
 
 
 def truth(d, snaps=2, no_skip=False):
@@ -109,8 +109,8 @@ def truth(d, snaps=2, no_skip=False):
 
 
 def rows(d, t):
-    return {c.id: c for c in compare.compare_pageblocks(d, t) + compare.compare_migratetype(d, t)
-            + pbstates.compare_states(d, t)}
+    return {c.id: c for c in pageblock.compare_pageblocks(d, t) + pageblock.compare_migratetype(d, t)
+            + pageblock.compare_pageblock_snapshots(d, t)}
 
 
 def failing(d, t):
@@ -209,8 +209,8 @@ def test_offline_block_not_isolate_fails():
 
 
 def test_one_snapshot_without_states_adds_nothing():
-    d = guestdata.parse("KSYMLAB-DATA-BEGIN variant=t\nKSYMLAB-DATA-END\n")
-    assert pbstates.compare_states(d, {"pageblocks": []}) == []
+    d = dataport.parse("KSYMLAB-DATA-BEGIN variant=t\nKSYMLAB-DATA-END\n")
+    assert pageblock.compare_pageblock_snapshots(d, {"pageblocks": []}) == []
 
 
 def _variant_json(d, t):
@@ -221,17 +221,17 @@ def _variant_json(d, t):
 def test_report_histogram_table_and_map_cells():
     d = guest()
     v = _variant_json(d, truth(d))
-    head, table = pbstates.histogram_table({"t": v}, ["t"])
+    head, table = histograms.histogram_table({"t": v}, ["t"])
     assert head == ["pageblocks", "snapshot", "t"]
     assert ["Isolate", 2, 4] in table and ["CMA", 1, 2] in table and ["CMA", 2, 2] in table
     assert ["Reclaimable", 1, 1] in table
     assert ["skip bit set (gdb)", 1, 4] in table
     assert ["changed since snapshot 1 (gdb)", 2, 4] in table
     out = []
-    report._migratetypes({"variants": {"t": v}}, out)
+    assemble._migratetypes({"variants": {"t": v}}, out)
     assert "## Pageblocks per migratetype" in out
-    html = reporthtml.pageblock_map("t", v)
-    assert html.count('class="pb mt-4"') == 4 and html.count('class="pb mt-5"') == 4
-    assert "Movable s2" in html
+    page = html.pageblock_map("t", v)
+    assert page.count('class="pb mt-4"') == 4 and page.count('class="pb mt-5"') == 4
+    assert "Movable s2" in page
     # the state rows (skip bits, types, ...) are no cells
-    assert f'data-cells="{2 * len(BLOCKS)}"' in html
+    assert f'data-cells="{2 * len(BLOCKS)}"' in page
