@@ -3,6 +3,7 @@ every name LTTng 2.13.9 resolves by kallsyms x variant -> how this LTTng got it
 and what the run shows of the feature."""
 
 from ..errors import HarnessError
+from ..report import mdtables
 from . import build, session
 from .coverage import NAMES
 
@@ -72,7 +73,8 @@ def _findings_markdown(report, out):
         out.append("")
 
 
-def markdown(report, out, table):
+def markdown(report, out):
+    """Append the LTTng coverage section (and its findings) to `out`, a list of lines."""
     rows = report.get("lttng_coverage") or []
     if not rows:
         return
@@ -91,5 +93,5 @@ def markdown(report, out, table):
             c = r["variants"].get(n)
             cells.append(f"{c['how']}; {c['feature']}" if c else "")
         body.append([f"`{r['name']}`", r["feature"]] + cells)
-    table(out, ["name", "LTTng feature"] + names, body)
+    mdtables.table(out, ["name", "LTTng feature"] + names, body)
     _findings_markdown(report, out)

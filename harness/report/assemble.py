@@ -3,8 +3,8 @@
 import json
 
 from ..checks import crossvariant, seeds
-from . import histograms, mdtables, html as reporthtml, rows as reportrows, timings
-from ..oracles import labels as oracles
+from . import histograms, mdtables, oracles_md, html as reporthtml, rows as reportrows, timings
+from ..oracles import labels
 from ..lttng import report as lttngreport
 
 
@@ -30,7 +30,7 @@ def assemble(meta, results, order):
     rep["seeds"] = seeds.evaluate(results)
     rep["across"] = crossvariant.compare(results)
     rep["matrix"] = matrix(results, order)
-    rep["oracles"] = oracles.table()
+    rep["oracles"] = labels.table()
     rep["lttng_coverage"] = lttngreport.coverage(rep["variants"])
     rep["lttng_findings"] = lttngreport.findings(rep["variants"])
     rep["verdict"] = overall_verdict(rep["variants"], rep["seeds"], rep["across"])
@@ -73,7 +73,7 @@ def _matrix(report, out):
             return "not run"
         what = f"**{c['error']}**" if c["error"] else c["verdict"]
         return f"{what} ({c['agree']}/{c['checked']}, `{c['variant']}`)"
-    _table(out, ["variant"] + m["lines"],
+    mdtables.table(out, ["variant"] + m["lines"],
            [[r["role"]] + [cell(r["cells"].get(line)) for line in m["lines"]]
             for r in m["rows"]])
 
@@ -90,20 +90,6 @@ def _mark(ok):
     if ok is None:
         return "unchecked"
     return "yes" if ok else "**NO**"
-
-
-def _cell(x):
-    return "" if x is None else str(x).replace("|", "\\|").replace("\n", " ")
-
-
-def _table(out, head, rows):
-    """A markdown table; report.md keeps every table within mdtables.MAX_COLUMNS."""
-    assert len(head) <= mdtables.MAX_COLUMNS, head
-    out.append("| " + " | ".join(head) + " |")
-    out.append("|" + "---|" * len(head))
-    for r in rows:
-        out.append("| " + " | ".join(_cell(x) for x in r) + " |")
-    out.append("")
 
 
 def _verdict_cell(v):
@@ -129,13 +115,13 @@ def _summary(report, out):
                      f"{c.get('symbols_agree', 0)}/{c.get('symbols', 0)}",
                      f"{agree}/{checked}", checked - agree, c.get("unchecked", 0),
                      _slide(v), _verdict_cell(v)])
-    _table(out, ["variant", "module mode", "symbols resolved", "values agree/checked",
+    mdtables.table(out, ["variant", "module mode", "symbols resolved", "values agree/checked",
                  "disagreements", "unchecked", "KASLR slide", "verdict"], rows)
 
 
 def _timings(report, out):
     # a row per step of harness/steps.py, a column per variant (report/timings.py)
-    timings.markdown(report, out, _table)
+    timings.markdown(report, out)
 
 
 def _seeds(report, out):
@@ -152,7 +138,7 @@ def _seeds(report, out):
         rows.append([r["seed"], r["title"], r["status"],
                      f"{r['why']} ({', '.join(r['variants'])})", claims,
                      f"{r['agree']}/{r['checks']}", holds])
-    _table(out, ["seed", "patch", "status in the port", "runtime evidence",
+    mdtables.table(out, ["seed", "patch", "status in the port", "runtime evidence",
                  "claims of the seed patch", "checks agree", "holds"], rows)
     out.append("Upstream history and what each port changed: `patches/README.md`.")
     out.append("")
@@ -173,7 +159,7 @@ def _across(report, out):
         same = "yes" if r["identical"] else ("**NO, flagged**" if r["flagged"] else "no")
         for i, (name, value) in enumerate(r["values"].items()):
             table.append([r["what"], name, value, same, r.get("why") if i == 0 else ""])
-    _table(out, ["what", "variant", "value", "identical", "why a difference is expected"],
+    mdtables.table(out, ["what", "variant", "value", "identical", "why a difference is expected"],
            table)
 
 
@@ -194,7 +180,7 @@ def _kind_section(out, kind, rows_by_variant):
                            sum(c["agree"] is False for c in rows),
                            sum(c["agree"] is None for c in rows),
                            ", ".join(reportrows.source_names(rows))])
-    _table(out, ["variant", "checks", "agree", "disagree", "unchecked", "sources"], counts)
+    mdtables.table(out, ["variant", "checks", "agree", "disagree", "unchecked", "sources"], counts)
     bad = [(n, c) for n, rows in rows_by_variant.items() for c in rows if c["agree"] is False]
     if not bad:
         return
@@ -209,7 +195,7 @@ def _kind_section(out, kind, rows_by_variant):
         table.append([n, reportrows.label(c)] + cells + [agree])
     out.append(f"Disagreements ({len(bad)}):")
     out.append("")
-    _table(out, head, table)
+    mdtables.table(out, head, table)
 
 
 def _migratetypes(report, out):
@@ -229,7 +215,7 @@ def _migratetypes(report, out):
                        "is checked against gdb's read of the bitmaps (kinds pageblock, "
                        "migratetype).")
             out.append("")
-        _table(out, *table)
+        mdtables.table(out, *table)
 
 
 def _by_kind(report, out):
@@ -254,7 +240,7 @@ def _details(name, v, out):
                f"`{v.get('guest_kernel')}`, series: {', '.join(v.get('series', [])) or 'none'}.")
     out.append("")
     if v.get("samplers"):
-        _table(out, ["sampler", "available", "missing symbol"],
+        mdtables.table(out, ["sampler", "available", "missing symbol"],
                [[s, _mark(sm["available"]), sm.get("missing")]
                 for s, sm in v["samplers"].items()])
         if v.get("resolve_ns") is not None:
@@ -295,9 +281,9 @@ def markdown(report):
     _seeds(report, out)
     _across(report, out)
     _migratetypes(report, out)
-    lttngreport.markdown(report, out, _table)
+    lttngreport.markdown(report, out)
     _by_kind(report, out)
-    out += oracles.markdown(report)
+    out += oracles_md.markdown(report)
     _timings(report, out)
     out.append("## Details and failures")
     out.append("")

@@ -1,9 +1,11 @@
-"""Measure the tables of a markdown file: how many columns the widest one has.
+"""The tables of report.md: write one (table, cell) and measure a markdown file's
+(how many columns the widest one has).
 
 report.md must stay readable in a terminal, so no table in it may be wider
-than MAX_COLUMNS; the report's tests assert it with widest().
+than MAX_COLUMNS: table() asserts it for every table it writes, and the
+report's tests check a whole file with widest().
 
-    /usr/bin/python3 -m harness.mdtables runs/latest/report.md
+    /usr/bin/python3 -m harness.report.mdtables runs/latest/report.md
 """
 
 import re
@@ -13,6 +15,21 @@ MAX_COLUMNS = 8
 
 # A cell boundary is a pipe not escaped with a backslash.
 _PIPE = re.compile(r"(?<!\\)\|")
+
+
+def cell(x):
+    """A value as one cell: None is empty, a pipe escaped, on one line."""
+    return "" if x is None else str(x).replace("|", "\\|").replace("\n", " ")
+
+
+def table(out, head, rows):
+    """Append a markdown table and a blank line to `out`, a list of lines."""
+    assert len(head) <= MAX_COLUMNS, head
+    out.append("| " + " | ".join(head) + " |")
+    out.append("|" + "---|" * len(head))
+    for r in rows:
+        out.append("| " + " | ".join(cell(x) for x in r) + " |")
+    out.append("")
 
 
 def columns(line):

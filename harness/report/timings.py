@@ -33,8 +33,8 @@ def table(report, names=None):
     return ["step"] + names, rows
 
 
-def markdown(report, out, md_table):
-    """The "Timings (seconds)" section; `md_table(out, head, rows)` writes one table."""
+def markdown(report, out):
+    """Append the "Timings (seconds)" section to `out`, a list of lines."""
     names = list(per_variant(report))
     if not names:
         return
@@ -42,7 +42,7 @@ def markdown(report, out, md_table):
     out.append("")
     width = mdtables.MAX_COLUMNS - 1
     for i in range(0, len(names), width):
-        md_table(out, *table(report, names[i:i + width]))
+        mdtables.table(out, *table(report, names[i:i + width]))
     run = report.get("timings") or {}
     if run.get("guests") is not None or run.get("report") is not None:
         out.append(f"All guests together: {run.get('guests')} s; the report: "

@@ -61,9 +61,9 @@ def test_report_table_only_when_lttng_ran():
          "sources": {"how": "export", "feature": "works"}}]}})
     assert rows[0]["variants"]["stock"]["how"] == "export"
     out = []
-    report.markdown({"lttng_coverage": rows, "variants": {"stock": {}}}, out,
-                    lambda o, h, b: o.append((h, b)))
-    assert any(isinstance(x, tuple) and x[0][2] == "stock" for x in out)
+    report.markdown({"lttng_coverage": rows, "variants": {"stock": {}}}, out)
+    assert "| name | LTTng feature | stock |" in out
+    assert any(line.startswith("| `task_prio` |") and "export; works" in line for line in out)
 
 
 def test_variant_lttng_table(tmp_path):
@@ -93,15 +93,14 @@ def test_the_prio_crash_finding_is_cited_when_lttng_ran():
     (g,) = report.findings({"x": {"lttng": {"series": "shipped"}}})
     assert g["fix_in_booted_series"]["x"]["has_fix"] is False
     out = []
-    report.markdown({"lttng_coverage": [], "lttng_findings": [f], "variants": variants_}, out,
-                    lambda o, h, b: None)
+    report.markdown({"lttng_coverage": [], "lttng_findings": [f], "variants": variants_}, out)
     assert out == []        # no coverage table, no LTTng section
     rows = report.coverage({"stock": {"values": [
         {"kind": "lttng-coverage", "key": "task_prio",
          "sources": {"how": "export", "feature": "works"}}]}})
     report.markdown({"lttng_coverage": rows, "lttng_findings": [f],
-                     "variants": variants_}, out, lambda o, h, b: None)
-    text = "\n".join(x for x in out if isinstance(x, str))
+                     "variants": variants_}, out)
+    text = "\n".join(out)
     assert "prio_record" in text and report.PRIO_CRASH_TEST in text
     assert "Not re-run by this run" in text and "oops=panic" in text
 

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from harness.report import mdtables, assemble as report
+from harness.report import assemble, mdtables
 from harness import paths
 from report_fixture import make_report
 
@@ -28,16 +28,25 @@ def test_mdtables_counts_columns_of_the_widest_table():
     assert mdtables.widest("no tables") == 0
 
 
+def test_table_writes_one_line_per_row_with_cells_escaped():
+    out = []
+    mdtables.table(out, ["a", "b"], [["x|y", None], [1, "two\nlines"]])
+    assert out == ["| a | b |", "|---|---|", "| x\\|y |  |", "| 1 | two lines |", ""]
+    assert mdtables.widest("\n".join(out)) == 2
+    with pytest.raises(AssertionError):
+        mdtables.table([], list("abcdefghi"), [])
+
+
 @pytest.mark.parametrize("variants", [("exports",), ("exports", "kallsyms", "stock", "bpf13"),
                                       tuple(f"v{i}" for i in range(9))])
 def test_no_table_in_report_md_is_wider_than_8_columns(variants):
-    md = report.markdown(make_report(variants))
+    md = assemble.markdown(make_report(variants))
     assert mdtables.widest(md) <= mdtables.MAX_COLUMNS == 8
     assert len(mdtables.tables(md)) > 5
 
 
 def test_report_md_keeps_every_section_and_shows_each_disagreement(tmp_path):
-    md = report.markdown(make_report())
+    md = assemble.markdown(make_report())
     for section in ("## Summary", "## Seed patches", "## Across variants", "## Values by kind",
                     "## Timings (seconds)", "## Details and failures", "### frobnicate"):
         assert section in md
@@ -53,7 +62,7 @@ def test_report_md_keeps_every_section_and_shows_each_disagreement(tmp_path):
 
 def test_mdtables_command_line_fails_on_a_wide_table(tmp_path):
     ok, wide = tmp_path / "ok.md", tmp_path / "wide.md"
-    ok.write_text(report.markdown(make_report()))
+    ok.write_text(assemble.markdown(make_report()))
     wide.write_text("| " + " | ".join("abcdefghi") + " |\n")
     p = subprocess.run([sys.executable, "-m", "harness.report.mdtables", str(ok)], cwd=paths.REPO,
                        capture_output=True, text=True)
@@ -71,7 +80,7 @@ def kunit_py():
 
 def test_ktap_of_the_new_shape(tmp_path):
     rep = make_report()
-    text = report.ktap(rep)
+    text = assemble.ktap(rep)
     lines = text.splitlines()
     assert lines[:4] == ["KTAP version 1", "1..4", "  KTAP version 1", "  # Subtest: exports"]
     assert "  ok 1 symbol task_prio export" in lines
