@@ -9,7 +9,7 @@ seed holds when everything it names was made and agrees. patches/README.md
 has the full story of each port.
 
 Besides the runtime evidence, a seed that is not superseded names the
-checks of its own claims (harness/seedclaims.py): read from the seed patch
+checks of its own claims (harness/checks/seedclaims.py): read from the seed patch
 as posted (an EXPORT_SYMBOL_GPL line, a tracepoint parameter) and checked
 on the variant's built tree, so a port that drifts from its seed fails its
 row. The kallsyms variant's revert of 0bd476e6 is a row of its own.
@@ -60,6 +60,11 @@ SEEDS = [
                                   "the module resolves every internal by name",
      "ids": ["symbol:kallsyms_lookup_name", "symbol:task_prio"]},
 ]
+
+
+def superseded():
+    """The seeds superseded upstream, whose claims are waived (seedclaims.variant_checks)."""
+    return {s["seed"] for s in SEEDS if s["status"] == "superseded"}
 
 
 def claim_ids(seed):
