@@ -1,10 +1,23 @@
-"""Parse what the guest wrote on its data channel (ttyS1).
+"""Parse what the guest wrote on its data channel (ttyS1) into a GuestData.
 
 Each line is `<kind> key=value ...`; values never contain spaces because the
 module escapes them as \\ooo octal (seq_escape), which unescape() reverses.
+
+KINDS is the schema: every kind the guest or the module writes, with the
+frozen dataclass one of its lines becomes. A row's fields are the line's
+keys, typed by their annotation and converted here, once: int (base 0 when
+the value starts with 0x), float, str. A field with a default (None) is a
+key only some lines of the kind carry; every other field is required. A
+missing required key, a key no field names, a value of the wrong type or an
+unknown kind is a HarnessError("verify") in one line naming the data line,
+the kind and the key.
 """
 
 import re
+import typing
+from dataclasses import MISSING, dataclass, field, fields, make_dataclass
+from types import MappingProxyType
+from typing import Mapping, Optional, Tuple
 
 from ..errors import HarnessError
 
@@ -14,49 +27,375 @@ END = "KSYMLAB-DATA-END"
 # "ksym" (the value must stay that one); gdb and drgn find the right structure by it.
 RESULTS_MAGIC = 0x6b73796d
 
-# Every kind the guest or the module writes, with its integer fields
-# (base 0: decimal or 0x-hex); every other field stays a string.
+__all__ = ["BEGIN", "END", "RESULTS_MAGIC", "KINDS", "GuestData", "Rows", "parse",
+           "read", "parse_line", "unescape"]
+
+
+# ---- one row per kind: harness/guest/assets/init and its programs, probe-module ----
+
+@dataclass(frozen=True)
+class Guest:
+    """The guest init's first line."""
+    kernel: str                     # uname -r
+    mode: str                       # KSYMLAB_MODE: how the module resolves symbols
+
+
+@dataclass(frozen=True)
+class Task:
+    """A scenario task: the init (nice), ksymlab-sched (sched.c), ksymlab-threads."""
+    pid: int
+    policy: str                     # the scenario's policy name: nice, fifo, rr, ...
+    value: int                      # nice, rt priority, or (deadline) the runtime in ns
+    deadline: Optional[int] = None  # deadline tasks: their deadline and period (ns)
+    period: Optional[int] = None
+    tgid: Optional[int] = None      # ksymlab-threads: the thread group
+    pi_owner: Optional[int] = None  # ksymlab-threads pi: the PI futex's owner it waits on
+
+
+@dataclass(frozen=True)
+class Symbol:
+    """/proc/ksymlab/symbols: a symbol the module resolved (resolve.c)."""
+    name: str
+    addr: int                       # 0 when unresolved
+    method: str                     # export, kprobe, kallsyms, getter, unresolved
+
+
+@dataclass(frozen=True)
+class Resolve:
+    """/proc/ksymlab/symbols: how the module resolved them and how long it took."""
+    mode: str
+    ns: int
+
+
+@dataclass(frozen=True)
+class Sampler:
+    """/proc/ksymlab/symbols: one sampler of the module (main.c)."""
+    name: str
+    available: int                  # 1 or 0
+    missing: str                    # the symbol it lacks, "-" when available
+
+
+@dataclass(frozen=True)
+class Results:
+    """/proc/ksymlab/symbols: &ksymlab_results and its size."""
+    addr: int
+    size: int
+
+
+@dataclass(frozen=True)
+class Prio:
+    """/proc/ksymlab/prio: one task of the module's prio sample (prio.c)."""
+    pid: int
+    policy: int                     # task_struct.policy, SCHED_*
+    prio: int                       # task_prio()
+    comm: str
+
+
+@dataclass(frozen=True)
+class Pageblock:
+    """/proc/ksymlab/migratetype: one pageblock's migratetype (migratetype.c)."""
+    node: int
+    zone: str
+    pfn: int
+    mt: int
+
+
+@dataclass(frozen=True)
+class Mthist:
+    """/proc/ksymlab/migratetype: pageblocks per zone and migratetype."""
+    node: int
+    zone: str
+    mt: int
+    count: int
+
+
+@dataclass(frozen=True)
+class Ptinfo:
+    """/proc/pagetypeinfo's "Number of blocks type" (the guest init's awk)."""
+    node: int
+    zone: str
+    mt: int
+    count: int
+
+
+@dataclass(frozen=True)
+class Bdev:
+    """/proc/ksymlab/blockdev: one disk or partition (blockdev.c)."""
+    name: str
+    dev: str                        # MAJOR:MINOR
+    sectors: int
+    whole: int                      # 1 for a disk, 0 for a partition
+
+
+@dataclass(frozen=True)
+class Sysblock:
+    """/sys/class/block/<name> as the guest init reads it."""
+    name: str
+    dev: str
+    sectors: int
+    whole: int                      # 0 when it has a `partition` attribute
+
+
+@dataclass(frozen=True)
+class Writeback:
+    """/proc/ksymlab/writeback: the tracepoint probes' counts and thresholds."""
+    gds_hits: int                   # global_dirty_state
+    bdp_hits: int                   # balance_dirty_pages
+    background_thresh: int
+    dirty_thresh: int
+
+
+@dataclass(frozen=True)
+class Dirtylimit:
+    """/proc/ksymlab/writeback: the dirty limit each tracepoint saw."""
+    source: str                     # where the module found the domain
+    gds: int
+    bdp: int
+
+
+@dataclass(frozen=True)
+class Frame:
+    """/proc/ksymlab/ustack: one user stack frame of ksymlab-ustack (ustack.c)."""
+    pid: int
+    idx: int
+    ip: int
+
+
+@dataclass(frozen=True)
+class UstackExpect:
+    """ksymlab-ustack's own __builtin_return_address() at a depth (ustack-frames.h)."""
+    pid: int
+    depth: int
+    ret: int
+
+
+@dataclass(frozen=True)
+class Unavailable:
+    """A sampler that reported itself unavailable."""
+    sampler: str
+
+
+@dataclass(frozen=True)
+class Bench:
+    """/proc/ksymlab/bench (resolve.c) and ksymlab-bench's load times (bench.c)."""
+    kind: str                       # direct, pointer, resolve, load
+    calls: int
+    ns: int
+    sum: Optional[int] = None       # resolve: the sum that keeps the calls
+    round: Optional[int] = None     # load: which load of the module
+
+
+@dataclass(frozen=True)
+class Bpf:
+    """ksymlab-bpf13: one raw_tp program on balance_dirty_pages (bpf13.c)."""
+    arg: int
+    result: str                     # ok, rejected, attach-failed, no-map
+    errno: Optional[int] = None     # all but ok
+    verifier: Optional[str] = None  # rejected: the verifier's reason, spaces as _
+    hits: Optional[int] = None      # ok: how often it ran, what it read, ...
+    value: Optional[int] = None
+    arg1: Optional[int] = None
+    writes: Optional[int] = None
+    jiffies: Optional[int] = None   # its own bpf_jiffies64()
+
+
+@dataclass(frozen=True)
+class Vmstat:
+    """/proc/vmstat's dirty thresholds (the last global_dirty_state event)."""
+    name: str
+    value: int
+
+
+@dataclass(frozen=True)
+class Procstat:
+    """Field 18 (priority) of /proc/<pid>/stat."""
+    pid: int
+    prio: int
+
+
+@dataclass(frozen=True)
+class Kallsyms:
+    """/proc/kallsyms for a symbol the module resolved."""
+    name: str
+    addr: int
+    type: str
+
+
+@dataclass(frozen=True)
+class Stress:
+    """The insmod/rmmod stress run."""
+    cycles: int
+    failed: int
+
+
+@dataclass(frozen=True)
+class Kmemleak:
+    """kmemleak after the stress run."""
+    available: int
+    leaks: int
+    ksymlab_frames: int
+
+
+@dataclass(frozen=True)
+class Dmesg:
+    """Warnings in dmesg after the stress run."""
+    warnings: int
+
+
+@dataclass(frozen=True)
+class Error:
+    """`error <text>`: the guest init failed (its fail()); not key=value."""
+    message: str
+
+
+@dataclass(frozen=True)
+class Section:
+    """/sys/module/ksymlab_probe/sections/<name>."""
+    name: str
+    addr: int
+
+
+@dataclass(frozen=True)
+class Ktext:
+    """_text in /proc/kallsyms: the KASLR slide."""
+    addr: int
+
+
+@dataclass(frozen=True)
+class ArmedData:
+    """The guest waits for gdb after this line."""
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The snapshot a module file's lines belong to (prio.c, migratetype.c)."""
+    kind: str                       # prio, migratetype
+    seq: int
+
+
+@dataclass(frozen=True)
+class Pbinfo:
+    """"Page block order" of /proc/pagetypeinfo."""
+    order: int
+
+
+@dataclass(frozen=True)
+class Fwcfg:
+    """/sys/firmware/qemu_fw_cfg and its etc/vmcoreinfo, 1 when present."""
+    sysfs: int
+    vmcoreinfo: int
+
+
+@dataclass(frozen=True)
+class Phase:
+    """A guest init phase and /proc/uptime's seconds when it ended."""
+    name: str
+    uptime: float
+
+
+@dataclass(frozen=True)
+class Snapshots:
+    """How many snapshots the guest takes (gdb stops at each)."""
+    count: int
+
+
+@dataclass(frozen=True)
+class Memstate:
+    """What the guest changed between snapshots: a memory block taken offline."""
+    action: str
+    block: int                      # -1 when no block qualified
+    start_pfn: int
+    pages: int
+    state: str                      # the block's state after: offline, online, ...
+
+
 KINDS = {
-    "guest": set(),
-    "task": {"pid", "value", "deadline", "period",    # deadline: value is the runtime (ns)
-             "tgid", "pi_owner"},                     # ksymlab-threads: thread group, PI
-    "symbol": {"addr"},
-    "resolve": {"ns"},
-    "sampler": {"available"},
-    "results": {"addr", "size"},
-    "prio": {"pid", "prio", "policy"},
-    "pageblock": {"node", "pfn", "mt"},
-    "mthist": {"node", "mt", "count"},
-    "ptinfo": {"node", "mt", "count"},
-    "bdev": {"sectors", "whole"},
-    "sysblock": {"sectors", "whole"},
-    "writeback": {"gds_hits", "bdp_hits", "background_thresh", "dirty_thresh"},
-    "dirtylimit": {"gds", "bdp"},
-    "frame": {"pid", "idx", "ip"},
-    "ustack-expect": {"pid", "depth", "ret"},
-    "unavailable": set(),
-    "bench": {"calls", "ns", "sum", "round"},
-    "bpf": {"arg", "errno", "hits", "value", "arg1", "writes", "jiffies"},
-    "vmstat": {"value"},           # /proc/vmstat dirty thresholds (the last gds event)
-    "procstat": {"pid", "prio"},
-    "kallsyms": {"addr"},
-    "stress": {"cycles", "failed"},
-    "kmemleak": {"available", "leaks", "ksymlab_frames"},
-    "dmesg": {"warnings"},
-    "error": set(),
-    "section": {"addr"},           # /sys/module/ksymlab_probe/sections/<name>
-    "ktext": {"addr"},             # _text in /proc/kallsyms: the KASLR slide
-    "armed-data": set(),           # the guest waits for gdb after this line
-    "snapshot": {"seq"},
-    "pbinfo": {"order"},           # "Page block order" of /proc/pagetypeinfo
-    "fwcfg": {"sysfs", "vmcoreinfo"},   # /sys/firmware/qemu_fw_cfg, its etc/vmcoreinfo
-    "phase": set(),                # guest init phases with /proc/uptime seconds
-    "snapshots": {"count"},        # how many snapshots the guest takes (gdb stops at each)
-    "memstate": {"block", "start_pfn", "pages"},   # what the guest changed between snapshots
+    "guest": Guest,
+    "task": Task,
+    "symbol": Symbol,
+    "resolve": Resolve,
+    "sampler": Sampler,
+    "results": Results,
+    "prio": Prio,
+    "pageblock": Pageblock,
+    "mthist": Mthist,
+    "ptinfo": Ptinfo,
+    "bdev": Bdev,
+    "sysblock": Sysblock,
+    "writeback": Writeback,
+    "dirtylimit": Dirtylimit,
+    "frame": Frame,
+    "ustack-expect": UstackExpect,
+    "unavailable": Unavailable,
+    "bench": Bench,
+    "bpf": Bpf,
+    "vmstat": Vmstat,
+    "procstat": Procstat,
+    "kallsyms": Kallsyms,
+    "stress": Stress,
+    "kmemleak": Kmemleak,
+    "dmesg": Dmesg,
+    "error": Error,
+    "section": Section,
+    "ktext": Ktext,
+    "armed-data": ArmedData,
+    "snapshot": Snapshot,
+    "pbinfo": Pbinfo,
+    "fwcfg": Fwcfg,
+    "phase": Phase,
+    "snapshots": Snapshots,
+    "memstate": Memstate,
 }
 
-# A line of a later snapshot is `<kind>@<n> key=value ...`: parse() files it
-# under out["at"][n][kind], so the plain lists stay the first snapshot's.
+# The kinds filed as rows (a tuple each); `guest` is one line, `error` lines
+# are GuestData.errors.
+ROW_KINDS = tuple(k for k in KINDS if k not in ("guest", "error"))
+
+
+def attr(kind):
+    """The attribute a kind's rows are under: `ustack-expect` -> ustack_expect."""
+    return kind.replace("-", "_")
+
+
+Rows = make_dataclass(
+    "Rows", [(attr(k), Tuple[KINDS[k], ...], field(default=())) for k in ROW_KINDS],
+    frozen=True)
+Rows.__module__ = __name__
+Rows.__doc__ = """One snapshot's lines: a tuple of rows per kind of ROW_KINDS, in line order."""
+
+
+@dataclass(frozen=True)
+class GuestData(Rows):
+    """The data channel: the first snapshot's rows (Rows), the rows of every
+    later snapshot under `at`, and what the guest said besides."""
+    variant: Optional[str] = None   # the BEGIN line's variant=
+    guest: Optional[Guest] = None
+    errors: Tuple[str, ...] = ()    # the `error` lines' text
+    at: Mapping[int, Rows] = field(default_factory=lambda: MappingProxyType({}))
+
+    def to_dict(self):
+        """The dict parse() gave before it was typed (issue 22): a list of the
+        rows' dicts per kind, a row's None fields left out."""
+        out = {"variant": self.variant,
+               "guest": row_dict(self.guest) if self.guest else {},
+               "at": {n: {k: [row_dict(r) for r in getattr(snap, attr(k))] for k in ROW_KINDS}
+                      for n, snap in self.at.items()}}
+        for k in ROW_KINDS:
+            out[k] = [row_dict(r) for r in getattr(self, attr(k))]
+        out["errors"] = list(self.errors)
+        return out
+
+
+def row_dict(row):
+    """A row's fields as the line gave them: the keys it carried, in schema order."""
+    return {f.name: getattr(row, f.name) for f in fields(row)
+            if getattr(row, f.name) is not None}
+
+
+# ---- reading one value ----
+
+# A later snapshot's line is `<kind>@<n> key=value ...`: parse() files it
+# under GuestData.at[n], so the plain rows stay the first snapshot's.
 AT = re.compile(r"^([a-z-]+)@([0-9]+)$")
 
 
@@ -64,42 +403,93 @@ def unescape(value):
     return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), value)
 
 
-def parse_line(line, lineno=0):
-    kind, _, rest = line.partition(" ")
-    at = AT.match(kind)
-    if at and at.group(1) in KINDS:
-        kind, fields = parse_line(f"{at.group(1)} {rest}", lineno)
-        return f"{kind}@{int(at.group(2))}", fields
-    if kind not in KINDS:
-        raise HarnessError("verify", f"data line {lineno}: unknown kind {kind!r}: {line[:80]!r}")
-    if kind == "error":
-        return kind, {"message": rest}
-    fields = {}
+def _int(value):
+    return int(value, 0) if value.lower().startswith(("0x", "-0x")) else int(value)
+
+
+# annotation -> (conversion, what a value that fails it is not)
+CONVERT = {int: (_int, "an integer"), float: (float, "a number"), str: (str, "")}
+
+
+def _schema(cls):
+    """{key: (conversion, its name, required)} of a row class, from its annotations."""
+    hints = typing.get_type_hints(cls)
+    out = {}
+    for f in fields(cls):
+        t = hints[f.name]
+        if typing.get_origin(t) is typing.Union:        # Optional[X]
+            t = next(a for a in typing.get_args(t) if a is not type(None))
+        conv, what = CONVERT[t]
+        out[f.name] = (conv, what, f.default is MISSING)
+    return out
+
+
+SCHEMA = {kind: _schema(cls) for kind, cls in KINDS.items() if kind != "error"}
+
+
+class _Bad(Exception):
+    pass
+
+
+def _row(kind, rest):
+    """The row of kind `kind` from the text after it; _Bad(why) when malformed."""
+    schema = SCHEMA[kind]
+    kw = {}
     for item in rest.split():
         key, eq, value = item.partition("=")
         if not eq or not key:
-            raise HarnessError("verify", f"data line {lineno}: field {item!r} is not key=value")
+            raise _Bad(f"field {item!r} is not key=value")
+        if key not in schema:
+            raise _Bad(f"unknown field {key!r}")
+        if key in kw:
+            raise _Bad(f"{key} given twice")
+        conv, what, _ = schema[key]
         value = unescape(value)
-        if key in KINDS[kind]:
-            try:
-                value = int(value, 0) if value.lower().startswith(("0x", "-0x")) \
-                    else int(value)
-            except ValueError:
-                raise HarnessError("verify", f"data line {lineno}: {key}={value!r} is not an "
-                                   "integer") from None
-        fields[key] = value
-    return kind, fields
+        try:
+            kw[key] = conv(value)
+        except ValueError:
+            raise _Bad(f"{key}={value!r} is not {what}") from None
+    for key, (_, _, required) in schema.items():
+        if required and key not in kw:
+            raise _Bad(f"{key}: missing")
+    return KINDS[kind](**kw)
+
+
+def parse_line(line, lineno=0):
+    """(kind, snapshot number or None, row) of one line inside the channel."""
+    kind, _, rest = line.partition(" ")
+    at = AT.match(kind)
+    snap = None
+    if at and at.group(1) in KINDS:
+        kind, snap = at.group(1), int(at.group(2))
+        if kind not in ROW_KINDS:
+            raise HarnessError("verify", f"data line {lineno}: {kind}@{snap}: a later "
+                               f"snapshot has no {kind} lines")
+    if kind not in KINDS:
+        raise HarnessError("verify", f"data line {lineno}: unknown kind {kind!r}: {line[:80]!r}")
+    if kind == "error":
+        return kind, snap, Error(rest)
+    try:
+        return kind, snap, _row(kind, rest)
+    except _Bad as e:
+        name = kind if snap is None else f"{kind}@{snap}"
+        raise HarnessError("verify", f"data line {lineno}: {name}: {e}") from None
 
 
 def parse(text, partial=False):
-    """Return {'variant', 'guest', <kind>: [fields, ...] for every kind} from the channel.
+    """The channel as the checks take it today: read(text, partial).to_dict()
+    (they move to GuestData's attributes next, issue 22)."""
+    return read(text, partial).to_dict()
+
+
+def read(text, partial=False):
+    """The GuestData of the channel `text`.
 
     partial: the guest is still writing (gdb arms before the end marker).
     """
-    out = {"variant": None, "guest": {}, "at": {}}
-    for kind in KINDS:
-        if kind != "guest":
-            out[kind] = []
+    rows = {k: [] for k in ROW_KINDS}
+    at = {}
+    head = {"variant": None, "guest": None, "errors": []}
     started = ended = False
     for lineno, raw in enumerate(text.splitlines(), 1):
         line = raw.replace("\r", "").strip()
@@ -108,28 +498,37 @@ def parse(text, partial=False):
         if line.startswith(BEGIN):
             started = True
             m = re.search(r"variant=(\S+)", line)
-            out["variant"] = m.group(1) if m else None
+            head["variant"] = m.group(1) if m else None
             continue
         if line == END:
             ended = True
             break
         if not started:
             continue
-        kind, fields = parse_line(line, lineno)
-        if "@" in kind:
-            kind, n = kind.split("@")
-            snap = out.setdefault("at", {}).setdefault(int(n), {k: [] for k in KINDS
-                                                                if k not in ("guest", "error")})
-            snap[kind].append(fields)
+        kind, snap, row = parse_line(line, lineno)
+        if snap is not None:
+            at.setdefault(snap, {k: [] for k in ROW_KINDS})[kind].append(row)
         elif kind == "guest":
-            out["guest"].update(fields)
+            if head["guest"] is not None:
+                raise HarnessError("verify", f"data line {lineno}: guest: a second guest line")
+            head["guest"] = row
         elif kind == "error":
-            out["error"].append(fields["message"])
+            head["errors"].append(row.message)
         else:
-            out[kind].append(fields)
+            rows[kind].append(row)
     if not started:
         raise HarnessError("verify", f"data channel has no {BEGIN} line")
     if not ended and not partial:
         raise HarnessError("verify", f"data channel ends without {END}")
-    out["errors"] = out.pop("error")
-    return out
+    return GuestData(variant=head["variant"], guest=head["guest"],
+                     errors=tuple(head["errors"]),
+                     at=MappingProxyType({n: _rows(Rows, s) for n, s in sorted(at.items())}),
+                     **_kinds(rows))
+
+
+def _kinds(rows):
+    return {attr(k): tuple(v) for k, v in rows.items()}
+
+
+def _rows(cls, rows):
+    return cls(**_kinds(rows))

@@ -109,7 +109,7 @@ def test_all_agree():
     # the empty migratetype 5 that pagetypeinfo does not list is skipped
     assert kinds == ["snapshot"] * 4 + ["prio"] * 2 + ["policy"] * 2 + ["pageblock"] * 3 + ["migratetype"] * 2 \
         + ["blockdev"] * 2 + ["ustack"] * 3 + ["writeback"] * 3 \
-        + ["blockdev"] * 2 + ["writeback"] * 3      # compare_states: whole, thresholds
+        + ["blockdev"] * 2 + ["writeback"] * 3      # blockdev whole, writeback thresholds
     assert r["counts"]["unchecked"] == 0
 
 
@@ -144,7 +144,7 @@ def test_migratetype_against_pagetypeinfo():
 
 def test_blockdev_against_sysfs():
     assert failing(cmp(data(p1=8000), TRUTH)) == [("blockdev", "ram0p1")]
-    r = cmp(data(extra=["sysblock name=ram1 dev=1:16 sectors=32768"]),
+    r = cmp(data(extra=["sysblock name=ram1 dev=1:16 sectors=32768 whole=1"]),
                                 TRUTH)
     # the module missed a device (and so gave no `whole` flag for it)
     assert failing(r) == [("blockdev", "ram1"), ("blockdev", "ram1 is a whole disk")]
