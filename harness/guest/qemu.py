@@ -128,7 +128,7 @@ class QemuSession:
 
     @property
     def qmp_socket(self):
-        """QEMU's QMP monitor (harness/vmcore.py asks it for dump-guest-memory)."""
+        """QEMU's QMP monitor (harness/guest/vmcore.py asks it for dump-guest-memory)."""
         return Path(self.sockdir) / "qmp.sock"
 
     def kernel_append(self):

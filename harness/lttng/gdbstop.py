@@ -9,7 +9,7 @@ reads every task's prio, the block class and global_wb_domain. That event marks
 in the trace the instant gdb read (harness/lttng/trace.py `stop`)."""
 
 from ..errors import HarnessError
-from ..oracles.gdb import GdbSession
+from ..oracles.gdb import GDB_TIMEOUT, GdbSession
 
 ARM = "KSYMLAB-LTTNG-ARM"
 BREAKPOINT = "__x64_sys_sethostname"     # arch/x86 syscall wrapper (6.1, 6.12)
@@ -20,7 +20,7 @@ class LttngGdb(GdbSession):
     SCRIPT = "ksymlab_lttng.py"
     WHERE = BREAKPOINT
 
-    def __init__(self, tree, socket_path, workdir, timeout=300):
+    def __init__(self, tree, socket_path, workdir, timeout=GDB_TIMEOUT):
         super().__init__(tree, socket_path, {"breakpoint": BREAKPOINT}, workdir,
                          timeout=timeout)
 

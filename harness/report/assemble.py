@@ -3,7 +3,8 @@
 import json
 
 from ..checks import crossvariant, seeds
-from . import histograms, mdtables, oracles_md, html as reporthtml, rows as reportrows, timings
+from . import histograms, html, mdtables, oracles_md, timings
+from .rows import fmt, kinds, label, of_variant, source_names, sources_text
 from ..oracles import labels
 from ..lttng import report as lttngreport
 
@@ -83,7 +84,7 @@ def write_all(rundir, report):
     (rundir / "report.json").write_text(json.dumps(report, indent=2, sort_keys=False) + "\n")
     (rundir / "report.md").write_text(markdown(report))
     (rundir / "report.ktap").write_text(ktap(report))
-    (rundir / "report.html").write_text(reporthtml.render(report))
+    (rundir / "report.html").write_text(html.render(report))
 
 
 def _mark(ok):
@@ -179,20 +180,20 @@ def _kind_section(out, kind, rows_by_variant):
             counts.append([name, len(rows), sum(c["agree"] is True for c in rows),
                            sum(c["agree"] is False for c in rows),
                            sum(c["agree"] is None for c in rows),
-                           ", ".join(reportrows.source_names(rows))])
+                           ", ".join(source_names(rows))])
     mdtables.table(out, ["variant", "checks", "agree", "disagree", "unchecked", "sources"], counts)
     bad = [(n, c) for n, rows in rows_by_variant.items() for c in rows if c["agree"] is False]
     if not bad:
         return
-    names = reportrows.source_names([c for _, c in bad])
+    names = source_names([c for _, c in bad])
     wide = len(names) > MAX_SOURCE_COLUMNS
     head = ["variant", "key"] + (["sources"] if wide else names) + ["agree"]
     table = []
     for n, c in bad:
-        cells = [reportrows.sources_text(c)] if wide else \
-            [reportrows.fmt(c["sources"].get(s)) if s in c["sources"] else "" for s in names]
+        cells = [sources_text(c)] if wide else \
+            [fmt(c["sources"].get(s)) if s in c["sources"] else "" for s in names]
         agree = _mark(c["agree"]) + (f": {c['reason']}" if c.get("reason") else "")
-        table.append([n, reportrows.label(c)] + cells + [agree])
+        table.append([n, label(c)] + cells + [agree])
     out.append(f"Disagreements ({len(bad)}):")
     out.append("")
     mdtables.table(out, head, table)
@@ -227,8 +228,8 @@ def _by_kind(report, out):
                "results structure read by gdb, the others are oracles. Every row with every "
                "source: `report.json`; drawn: `report.html`.")
     out.append("")
-    per_variant = {n: reportrows.of_variant(v) for n, v in variants.items()}
-    for kind in reportrows.kinds(variants):
+    per_variant = {n: of_variant(v) for n, v in variants.items()}
+    for kind in kinds(variants):
         _kind_section(out, kind, {n: [c for c in rows if c["kind"] == kind]
                                   for n, rows in per_variant.items()})
 
@@ -246,7 +247,7 @@ def _details(name, v, out):
         if v.get("resolve_ns") is not None:
             out.append(f"Symbol resolution at init took {v.get('resolve_ns')} ns (guest clock).")
             out.append("")
-    failures = [c for c in reportrows.of_variant(v) if c["agree"] is False]
+    failures = [c for c in of_variant(v) if c["agree"] is False]
     if v.get("error"):
         e = v["error"]
         out.append(f"- **{e.get('verdict', e['step'])}**: step `{e['step']}` failed "
@@ -260,8 +261,8 @@ def _details(name, v, out):
             out.append("```")
     for c in failures:
         why = f" ({c['reason']})" if c.get("reason") else ""
-        out.append(f"- disagreement: {c['kind']} `{reportrows.label(c)}`: "
-                   f"{reportrows.sources_text(c)}{why}")
+        out.append(f"- disagreement: {c['kind']} `{label(c)}`: "
+                   f"{sources_text(c)}{why}")
     for n in v.get("notes", []):
         out.append(f"- note: {n}")
     if not (v.get("error") or failures or v.get("notes")):
@@ -301,7 +302,7 @@ def ktap(report):
     lines = ["KTAP version 1", f"1..{len(report['variants'])}"]
     for n, (name, v) in enumerate(report["variants"].items(), 1):
         results = []
-        for c in reportrows.of_variant(v):
+        for c in of_variant(v):
             info = c.get("info") or {}
             extra = info.get("method") if c["kind"] == "symbol" else info.get("comm", "")
             results.append((c["agree"], f"{c['kind']} {c['key']} {extra or ''}"))

@@ -22,7 +22,9 @@ network fetch, so the page cannot load anything.
 import html
 
 from .. import steps as stepnames
-from . import rows as reportrows, timings
+from . import timings
+from .rows import (fmt, kinds, label, mt_name, of_variant, pageblock_disagrees, pageblock_mt,
+                   pageblock_pfn, pageblock_zone, source_names, sources_text)
 from ..checks.pageblock import MIGRATETYPES
 
 ESC = html.escape
@@ -105,8 +107,8 @@ def _verdict(v):
 def pageblocks(v):
     """A cell per pageblock row; rows about pageblock states (harness/checks/pageblock.py:
     skip bits, changes, types) have no pfn and no cell."""
-    return [c for c in reportrows.of_variant(v)
-            if c["kind"] == "pageblock" and reportrows.pageblock_pfn(c) is not None]
+    return [c for c in of_variant(v)
+            if c["kind"] == "pageblock" and pageblock_pfn(c) is not None]
 
 
 def _layout(rows, columns):
@@ -114,7 +116,7 @@ def _layout(rows, columns):
     zones, pos, y = [], {}, 0
     by_zone = {}
     for c in rows:
-        z = reportrows.pageblock_zone(c)
+        z = pageblock_zone(c)
         if z not in by_zone:
             by_zone[z] = []
             zones.append(z)
@@ -129,10 +131,10 @@ def _layout(rows, columns):
 
 
 def _cell(c, x, y, variant, extra_class="", title_extra=""):
-    mt = reportrows.pageblock_mt(c) if c is not None else None
+    mt = pageblock_mt(c) if c is not None else None
     s = c["sources"] if c is not None else {}
     cls = ["pb", f"mt-{mt}" if mt is not None else "absent"]
-    disagree = c is not None and reportrows.pageblock_disagrees(c)
+    disagree = c is not None and pageblock_disagrees(c)
     if disagree:
         cls.append("disagree")
     if extra_class:
@@ -141,7 +143,7 @@ def _cell(c, x, y, variant, extra_class="", title_extra=""):
         title = "absent"
     else:
         title = f"{c['key']}: " + ", ".join(
-            f"{k} {reportrows.mt_name(s[k])}" for k in s) + \
+            f"{k} {mt_name(s[k])}" for k in s) + \
             (f" - DISAGREE{': ' + c['reason'] if c.get('reason') else ''}" if disagree else "")
     title += title_extra
     out = [f'<rect class="{" ".join(cls)}"' + _attrs(
@@ -166,7 +168,7 @@ def pageblock_map(name, v, columns=COLUMNS):
         return f'<p class="nomap" data-variant="{ESC(name)}">{ESC(name)}: no pageblocks.</p>'
     pos, labels, height = _layout(rows, columns)
     width = LABEL_W + columns * PITCH
-    bad = sum(reportrows.pageblock_disagrees(c) for c in rows)
+    bad = sum(pageblock_disagrees(c) for c in rows)
     out = [f'<figure class="pbmap" data-variant="{ESC(name)}" data-cells="{len(rows)}">',
            f"<figcaption>{ESC(name)}: {len(rows)} pageblocks, "
            f"{bad} where module and gdb disagree</figcaption>",
@@ -181,11 +183,11 @@ def pageblock_map(name, v, columns=COLUMNS):
 
 
 def _legend(rows_all):
-    seen = sorted({reportrows.pageblock_mt(c) for c in rows_all} - {None})
+    seen = sorted({pageblock_mt(c) for c in rows_all} - {None})
     items = []
     for mt in sorted(set(MIGRATETYPES) & set(range(4)) | set(seen)):
         items.append(f'<span class="sw" style="background:{mt_colour(mt)}"></span>'
-                     f"{ESC(reportrows.mt_name(mt))}"
+                     f"{ESC(mt_name(mt))}"
                      f"{f' ({mt})' if mt in MIGRATETYPES else ''}")
     items.append(f'<span class="sw" style="background:#fff;border:3px solid '
                  f'{DISAGREE_COLOUR}"></span>module and gdb disagree (lower right half: '
@@ -198,8 +200,8 @@ def ab_view(a, va, b, vb, columns=COLUMNS):
     keys = list(ra) + [k for k in rb if k not in ra]
     rows = [ra.get(k) or rb[k] for k in keys]
     pos, labels, height = _layout(rows, columns)
-    differ = [k for k in keys if (reportrows.pageblock_mt(ra[k]) if k in ra else None)
-              != (reportrows.pageblock_mt(rb[k]) if k in rb else None)]
+    differ = [k for k in keys if (pageblock_mt(ra[k]) if k in ra else None)
+              != (pageblock_mt(rb[k]) if k in rb else None)]
     width = LABEL_W + columns * PITCH
     out = [f'<figure class="ab" data-a="{ESC(a)}" data-b="{ESC(b)}" '
            f'data-differ="{len(differ)}">',
@@ -227,8 +229,8 @@ def ab_view(a, va, b, vb, columns=COLUMNS):
     out.append("</div>")
     if differ:
         out.append(_table(["pageblock", a, b],
-                          [[k, reportrows.mt_name(reportrows.pageblock_mt(ra[k]) if k in ra else None),
-                            reportrows.mt_name(reportrows.pageblock_mt(rb[k]) if k in rb else None)]
+                          [[k, mt_name(pageblock_mt(ra[k]) if k in ra else None),
+                            mt_name(pageblock_mt(rb[k]) if k in rb else None)]
                            for k in differ]))
     out.append("</figure>")
     return "\n".join(out)
@@ -237,7 +239,7 @@ def ab_view(a, va, b, vb, columns=COLUMNS):
 # --- charts --------------------------------------------------------------
 
 def scenario_tasks(v):
-    return [c for c in reportrows.of_variant(v) if c["kind"] == "prio" and "scenario" in c["sources"]]
+    return [c for c in of_variant(v) if c["kind"] == "prio" and "scenario" in c["sources"]]
 
 
 def prio_chart(name, v):
@@ -270,7 +272,7 @@ def prio_chart(name, v):
         out.append(f'<g class="task{" prio-mismatch" if bad else ""}"'
                    + _attrs(data_key=c["key"], data_module=s.get("module"),
                             data_gdb=s.get("gdb"), data_expected=s.get("scenario")) + ">")
-        out.append(f"<title>{ESC(reportrows.label(c))}: {ESC(reportrows.sources_text(c))}"
+        out.append(f"<title>{ESC(label(c))}: {ESC(sources_text(c))}"
                    f"{ESC(' - ' + c['reason']) if c.get('reason') else ''}</title>")
         if bad:
             out.append(f'<rect x="{cx - step / 2 + 1}" y="{top}" width="{step - 2}" '
@@ -289,7 +291,7 @@ def prio_chart(name, v):
         out.append(f'<text x="{cx}" y="{top + plot_h + 14}" text-anchor="middle">'
                    f'{ESC(c["key"].replace("pid ", ""))}</text>')
         out.append(f'<text x="{cx}" y="{top + plot_h + 27}" text-anchor="middle" '
-                   f'style="font-size:9px">{ESC(reportrows.fmt(s.get("scenario")))}</text>')
+                   f'style="font-size:9px">{ESC(fmt(s.get("scenario")))}</text>')
         out.append("</g>")
     out.append(f'<text x="{left}" y="{height - 6}">pid (expected below it); blue dot: module, '
                f"orange square: gdb, grey bar: scenario</text>")
@@ -387,17 +389,17 @@ def _across(report):
 
 def _kinds(report):
     variants = report["variants"]
-    per = {n: reportrows.of_variant(v) for n, v in variants.items()}
+    per = {n: of_variant(v) for n, v in variants.items()}
     out = []
-    for kind in reportrows.kinds(variants):
+    for kind in kinds(variants):
         rows = {n: [c for c in cs if c["kind"] == kind] for n, cs in per.items()}
         out.append(f'<h3 id="kind-{ESC(kind)}">{ESC(kind)}</h3>')
         bad = [(n, c) for n, cs in rows.items() for c in cs if c["agree"] is False]
         if bad:
-            names = reportrows.source_names([c for _, c in bad])
+            names = source_names([c for _, c in bad])
             out.append(f"<p>{len(bad)} disagreement(s):</p>")
             out.append(_table(["variant", "key"] + names + ["reason"],
-                              [[n, reportrows.label(c)] + [reportrows.fmt(c["sources"].get(s))
+                              [[n, label(c)] + [fmt(c["sources"].get(s))
                                                        for s in names] + [c.get("reason")]
                                for n, c in bad], ["bad"] * len(bad)))
         else:
@@ -405,13 +407,13 @@ def _kinds(report):
         for n, cs in rows.items():
             if not cs:
                 continue
-            names = reportrows.source_names(cs)
+            names = source_names(cs)
             ok = sum(c["agree"] is True for c in cs)
             out.append(f"<details><summary>{ESC(n)}: {len(cs)} rows, {ok} agree</summary>")
             out.append(_table(["key"] + names + ["agree", "reason"],
-                              [[reportrows.label(c)] + [reportrows.fmt(c["sources"].get(s))
+                              [[label(c)] + [fmt(c["sources"].get(s))
                                                     for s in names] +
-                               [reportrows.fmt(c["agree"]) if c["agree"] is not None
+                               [fmt(c["agree"]) if c["agree"] is not None
                                 else "unchecked", c.get("reason")] for c in cs],
                               ["bad" if c["agree"] is False else "" for c in cs]))
             out.append("</details>")

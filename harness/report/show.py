@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from .. import paths
-from . import rows as reportrows
+from .rows import label, of_variant, sources_text
 
 REPORT_FILES = ("report.md", "report.html", "report.json", "report.ktap")
 
@@ -77,11 +77,11 @@ def lines(report, rundir):
             problems.append(f"{name}: step {e.get('step')} failed (exit "
                             f"{e.get('exit_status')}): {e.get('message')}"
                             + (f"  [log: {e['log']}]" if e.get("log") else ""))
-        for c in reportrows.of_variant(v):
+        for c in of_variant(v):
             if c["agree"] is False:
                 why = f"  ({c['reason']})" if c.get("reason") else ""
-                problems.append(f"{name}: {c['kind']} {reportrows.label(c)}: "
-                                f"{reportrows.sources_text(c)}{why}")
+                problems.append(f"{name}: {c['kind']} {label(c)}: "
+                                f"{sources_text(c)}{why}")
     for r in report.get("seeds") or []:
         if r.get("holds") is False:
             problems.append(f"seed {r['seed']} does not hold: {r['title']} "

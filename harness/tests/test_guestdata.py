@@ -2,7 +2,7 @@ import dataclasses
 
 import pytest
 
-from harness.guest import dataport as guestdata
+from harness.guest import dataport
 from harness.errors import HarnessError
 
 SAMPLE = """\
@@ -19,7 +19,7 @@ garbage after the end is ignored=\r
 
 
 def test_parse_sample():
-    d = guestdata.parse(SAMPLE)
+    d = dataport.parse(SAMPLE)
     assert d["variant"] == "exports"
     assert d["guest"] == {"kernel": "6.1.192", "mode": "exports"}
     assert d["task"] == [{"pid": 61, "policy": "nice", "value": -20}]
@@ -30,7 +30,7 @@ def test_parse_sample():
 
 
 def test_error_lines_are_collected():
-    d = guestdata.parse("KSYMLAB-DATA-BEGIN variant=k\nerror insmod exited 1\nKSYMLAB-DATA-END\n")
+    d = dataport.parse("KSYMLAB-DATA-BEGIN variant=k\nerror insmod exited 1\nKSYMLAB-DATA-END\n")
     assert d["errors"] == ["insmod exited 1"]
 
 
@@ -44,13 +44,13 @@ def test_error_lines_are_collected():
 ])
 def test_malformed(text, needle):
     with pytest.raises(HarnessError) as e:
-        guestdata.parse(text)
+        dataport.parse(text)
     assert e.value.step == "verify"
     assert needle in e.value.message
 
 
 def test_every_sampler_kind():
-    d = guestdata.parse("\n".join([
+    d = dataport.parse("\n".join([
         "KSYMLAB-DATA-BEGIN variant=stock",
         "symbol name=kallsyms_lookup_name addr=0xffffffff81001000 method=kprobe",
         "resolve mode=kprobe ns=123456",
@@ -79,7 +79,7 @@ def test_every_sampler_kind():
 
 
 def test_scenario_task_lines_from_ksymlab_sched():
-    d = guestdata.parse("\n".join([
+    d = dataport.parse("\n".join([
         "KSYMLAB-DATA-BEGIN variant=exports",
         "task pid=70 policy=fifo value=99",
         "task pid=71 policy=idle value=-7",
@@ -96,10 +96,10 @@ def test_scenario_task_lines_from_ksymlab_sched():
 # ---- the typed record: read() ----
 
 def test_read_gives_typed_frozen_rows():
-    d = guestdata.read(SAMPLE)
-    assert isinstance(d, guestdata.GuestData) and d.variant == "exports"
-    assert d.guest == guestdata.Guest(kernel="6.1.192", mode="exports")
-    assert d.task == (guestdata.Task(pid=61, policy="nice", value=-20),)
+    d = dataport.read(SAMPLE)
+    assert isinstance(d, dataport.GuestData) and d.variant == "exports"
+    assert d.guest == dataport.Guest(kernel="6.1.192", mode="exports")
+    assert d.task == (dataport.Task(pid=61, policy="nice", value=-20),)
     assert d.task[0].deadline is None and d.task[0].pi_owner is None
     assert d.symbol[0].addr == 0xffffffff81060a30 and d.symbol[0].method == "export"
     assert [p.comm for p in d.prio] == ["init", "my sleep=x"]
@@ -111,7 +111,7 @@ def test_read_gives_typed_frozen_rows():
 
 
 def test_values_are_converted_once_by_their_field_type():
-    d = guestdata.read("\n".join([
+    d = dataport.read("\n".join([
         "KSYMLAB-DATA-BEGIN variant=k",
         "phase name=booted uptime=1.25",
         "frame pid=70 idx=0 ip=0x401000",
@@ -125,7 +125,7 @@ def test_values_are_converted_once_by_their_field_type():
 
 
 def test_later_snapshots_are_rows_of_their_own():
-    d = guestdata.read("\n".join([
+    d = dataport.read("\n".join([
         "KSYMLAB-DATA-BEGIN variant=k",
         "prio pid=1 policy=0 prio=20 comm=init",
         "prio@2 pid=1 policy=0 prio=25 comm=init",
@@ -133,28 +133,28 @@ def test_later_snapshots_are_rows_of_their_own():
         "KSYMLAB-DATA-END"]))
     assert [p.prio for p in d.prio] == [20] and d.snapshot == ()
     assert [p.prio for p in d.at[2].prio] == [25] and d.at[2].snapshot[0].seq == 2
-    assert isinstance(d.at[2], guestdata.Rows) and d.at[2].pageblock == ()
+    assert isinstance(d.at[2], dataport.Rows) and d.at[2].pageblock == ()
 
 
 def test_partial_stops_where_the_guest_is():
     text = "KSYMLAB-DATA-BEGIN variant=k\nsnapshots count=2\narmed-data\n"
-    d = guestdata.read(text, partial=True)
-    assert d.snapshots[0].count == 2 and d.armed_data == (guestdata.ArmedData(),)
+    d = dataport.read(text, partial=True)
+    assert d.snapshots[0].count == 2 and d.armed_data == (dataport.ArmedData(),)
     with pytest.raises(HarnessError, match="without KSYMLAB-DATA-END"):
-        guestdata.read(text)
+        dataport.read(text)
 
 
 def test_the_schema_is_kinds():
     """KINDS alone names the kinds, their classes and GuestData's attributes."""
-    row_fields = {f.name for f in dataclasses.fields(guestdata.Rows)}
-    assert row_fields == {k.replace("-", "_") for k in guestdata.KINDS} - {"guest", "error"}
-    for kind, cls in guestdata.KINDS.items():
+    row_fields = {f.name for f in dataclasses.fields(dataport.Rows)}
+    assert row_fields == {k.replace("-", "_") for k in dataport.KINDS} - {"guest", "error"}
+    for kind, cls in dataport.KINDS.items():
         assert dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen, kind
 
 
 def test_to_dict_is_the_old_dict():
-    d = guestdata.read(SAMPLE).to_dict()
-    assert d == guestdata.parse(SAMPLE)
+    d = dataport.read(SAMPLE).to_dict()
+    assert d == dataport.parse(SAMPLE)
     assert d["task"] == [{"pid": 61, "policy": "nice", "value": -20}]   # no None keys
 
 
@@ -195,7 +195,7 @@ BEGIN_LINE = "KSYMLAB-DATA-BEGIN variant=x"
 ])
 def test_a_doctored_line_fails_at_the_parse_in_one_line(line, message):
     with pytest.raises(HarnessError) as e:
-        guestdata.read(f"{BEGIN_LINE}\n{line}\nKSYMLAB-DATA-END\n")
+        dataport.read(f"{BEGIN_LINE}\n{line}\nKSYMLAB-DATA-END\n")
     assert e.value.step == "verify" and e.value.message == message
     assert "\n" not in e.value.message
 
@@ -203,5 +203,5 @@ def test_a_doctored_line_fails_at_the_parse_in_one_line(line, message):
 def test_a_second_guest_line_is_refused():
     text = f"{BEGIN_LINE}\nguest kernel=a mode=b\nguest kernel=c mode=d\nKSYMLAB-DATA-END\n"
     with pytest.raises(HarnessError) as e:
-        guestdata.read(text)
+        dataport.read(text)
     assert e.value.message == "data line 3: guest: a second guest line"

@@ -275,15 +275,15 @@ def test_writeback_at_the_stop_is_lost_when_expected():
 def test_every_lttng_source_is_labelled():
     """The report's label table says what each LTTng row's source shares with
     LTTng; a source without a label would count as 'unlabelled'."""
-    from harness.oracles import labels as oracles
+    from harness.oracles import labels
     sources = {s for c in checks.compare(SUMMARY, guestlines.parse(GUEST_TEXT), (),
                                          truth=TRUTH) for s in c.sources}
     sources |= {s for c in checks.compare(SUMMARY, guestlines.parse(GUEST_TEXT), (),
                                           truth=None) for s in c.sources}
-    assert {s for s in sources if oracles.label(s)[0] == "unlabelled"} == set()
-    assert oracles.label("gdb")[0] == oracles.MEMORY
-    assert oracles.label("gdb_class")[0] == oracles.MEMORY
-    assert oracles.label("gdb_wb_domain")[0] == oracles.MEMORY
+    assert {s for s in sources if labels.label(s)[0] == "unlabelled"} == set()
+    assert labels.label("gdb")[0] == labels.MEMORY
+    assert labels.label("gdb_class")[0] == labels.MEMORY
+    assert labels.label("gdb_wb_domain")[0] == labels.MEMORY
 
 
 def test_trace_order_marks_the_last_writeback_event_before_the_stop():

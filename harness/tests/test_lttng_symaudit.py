@@ -5,7 +5,7 @@ import copy
 
 import pytest
 
-from harness.oracles import labels as oracles
+from harness.oracles import labels
 from harness.lttng import symaudit
 
 VIA = "wrapper_kallsyms_lookup_name (lttng_wrapper)"
@@ -110,4 +110,4 @@ def test_a_check_finding_fails():
 def test_the_symcheck_sources_are_labelled():
     for c in symaudit.rows(WRAPPED, CHECK, True):
         for s in c.sources:
-            assert oracles.label(s)[0] != "unlabelled", s
+            assert labels.label(s)[0] != "unlabelled", s

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from harness.errors import HarnessError
-from harness.oracles import drgn as drgn_oracle
+from harness.oracles import drgn
 from harness.oracles.readings import DrgnReading, GdbReading
 from harness.tests.readings_fixture import DRGN, GDB, drgn_reading, gdb_reading
 from harness.tests.test_gdb_names import fake_session
@@ -127,14 +127,14 @@ def test_gdb_session_fails_on_a_malformed_reading_with_its_log(monkeypatch, tmp_
 
 
 def _read_with_child_output(monkeypatch, tmp_path, reading):
-    """drgn_oracle.read() with its child replaced by one that writes `reading`."""
+    """drgn.read() with its child replaced by one that writes `reading`."""
     def child(step, argv, log, **kw):
         Path(argv[-1]).write_text(json.dumps(reading))
-    monkeypatch.setattr(drgn_oracle, "run_logged", child)
+    monkeypatch.setattr(drgn, "run_logged", child)
     core = tmp_path / "vmcore"
     core.write_bytes(b"core")
     claims = {"module": "/m.ko", "sections": {}, "symbols": [], "pageblock_order": 10}
-    return drgn_oracle.read({"path": str(core), "format": "raw"},
+    return drgn.read({"path": str(core), "format": "raw"},
                             SimpleNamespace(vmlinux="/vmlinux"), claims, tmp_path, "t")
 
 

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from harness import paths
-from harness.report import assemble as report, html as reporthtml, show
+from harness.report import assemble, html, show
 from report_fixture import make_report
 
 
@@ -24,9 +24,9 @@ def runs(tmp_path):
     rundir.mkdir()
     rep = make_report()
     (rundir / "report.json").write_text(json.dumps(rep, indent=2))
-    (rundir / "report.md").write_text(report.markdown(rep))
-    (rundir / "report.ktap").write_text(report.ktap(rep))
-    (rundir / "report.html").write_text(reporthtml.render(rep))
+    (rundir / "report.md").write_text(assemble.markdown(rep))
+    (rundir / "report.ktap").write_text(assemble.ktap(rep))
+    (rundir / "report.html").write_text(html.render(rep))
     for v in rep["variants"]:
         (rundir / v).mkdir()
         for log in ("console.log", "gdb.log"):

@@ -4,7 +4,7 @@ import ast
 from html.parser import HTMLParser
 
 from harness import paths, steps
-from harness.report import assemble as report, html as reporthtml, mdtables
+from harness.report import assemble, html, mdtables
 from harness.tools import bench
 from report_fixture import make_report
 
@@ -32,7 +32,7 @@ def test_run_laps_are_the_listed_steps_in_order():
 
 
 def test_report_md_has_a_row_per_step_and_a_column_per_variant():
-    md = report.markdown(with_drgn_and_lttng(make_report()))
+    md = assemble.markdown(with_drgn_and_lttng(make_report()))
     section = md.split("## Timings (seconds)\n\n", 1)[1].split("\n\n", 1)[0]
     assert section.splitlines() == [
         "| step | exports | kallsyms | stock | bpf13 |",
@@ -49,12 +49,12 @@ def test_report_md_has_a_row_per_step_and_a_column_per_variant():
     ]
     assert "All guests together: 41.0 s; the report: 0.3 s." in md
     # a step no variant recorded has no row
-    assert "| lttng |" not in report.markdown(make_report())
+    assert "| lttng |" not in assemble.markdown(make_report())
 
 
 def test_many_variants_make_more_tables_not_wider_ones():
     names = tuple(f"v{i}" for i in range(9))
-    md = report.markdown(make_report(names))
+    md = assemble.markdown(make_report(names))
     section = md.split("## Timings (seconds)\n\n", 1)[1].split("## ", 1)[0]
     heads = [line for line in section.splitlines() if line.startswith("| step |")]
     assert heads == ["| step | v0 | v1 | v2 | v3 | v4 | v5 | v6 |", "| step | v7 | v8 |"]
@@ -89,7 +89,7 @@ class Steps(HTMLParser):
 
 
 def test_report_html_draws_and_tabulates_every_recorded_step():
-    page = Steps(reporthtml.timing_chart(with_drgn_and_lttng(make_report())))
+    page = Steps(html.timing_chart(with_drgn_and_lttng(make_report())))
     assert [s for v, s in page.bars if v == "exports"] == [
         "kernel", "module", "initramfs", "boot", "gdb", "guest_rest", "drgn", "compare",
         "lttng"]
@@ -108,8 +108,8 @@ def test_report_html_draws_and_tabulates_every_recorded_step():
         ["compare", "0.05", "0.05", "0.05", "0.05"],
         ["lttng", "66.0", "", "", ""]]
     # every step has its own colour
-    assert set(reporthtml.STEP_COLOURS) == set(steps.TIMED)
-    assert len(set(reporthtml.STEP_COLOURS.values())) == len(steps.TIMED)
+    assert set(html.STEP_COLOURS) == set(steps.TIMED)
+    assert len(set(html.STEP_COLOURS.values())) == len(steps.TIMED)
 
 
 def test_bench_shows_drgn_and_lttng_when_recorded():

@@ -41,7 +41,7 @@ from ..progress import say
 
 CATALOGUE = paths.REPO / "mutants" / "catalogue.toml"
 
-# The check kinds that may kill a mutant of each declared kind (compare.py's
+# The check kinds that may kill a mutant of each declared kind (checks/variant.py's
 # SAMPLER_KINDS, plus the sampler's own availability row, see decide()).
 KILL_KINDS = {
     "prio": ("prio", "policy"), "migratetype": ("pageblock", "migratetype"),
