@@ -489,6 +489,6 @@ def render(report):
         ["</div>", '<h2 id="timings">Timings</h2>', timing_chart(report),
          '<h2 id="kinds">Values by kind</h2>', _kinds(report),
          '<h2 id="details">Details and failures</h2>', _details(report),
-         '<footer id="end"><p>Written by harness/reporthtml.py from report.json.</p>'
+         '<footer id="end"><p>Written by harness/report/html.py from report.json.</p>'
          "</footer></body></html>"]
     return "\n".join(parts) + "\n"

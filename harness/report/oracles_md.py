@@ -11,7 +11,7 @@ def markdown(report):
            "Each source labelled by what it shares with the module. Only independent "
            f"sources count: every value kind needs {REQUIRED} that agree (rows of kind "
            "`oracles`). `drgn` is the vmcore QEMU wrote while gdb held the guest at the "
-           "snapshot (`harness/drgn_oracle.py`).", ""]
+           "snapshot (`harness/oracles/drgn.py`).", ""]
     mdtables.table(out, ["source", "label", "shares with the module", "counts"],
                    [[f"`{t['source']}`", t["label"], t["shares"], "yes" if t["counts"] else "no"]
                     for t in report.get("oracles") or table()])
