@@ -375,7 +375,7 @@ def read_snapshot(stop, order):
 
 def hold_for_host(hold_file, release_file, timeout=600):
     """Keep the guest stopped where gdb stopped it (the first snapshot) while the
-    host has QEMU dump its memory (harness/vmcore.py): create `hold_file`, wait
+    host has QEMU dump its memory (harness/guest/vmcore.py): create `hold_file`, wait
     for `release_file`. Only when the harness asks for it (KSYMLAB_GDB_HOLD)."""
     with open(hold_file, "w") as f:
         f.write(f"{gdb.selected_frame().pc():#x}\n")
