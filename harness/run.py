@@ -132,21 +132,22 @@ def run_variant(variant, tree, vdir, opts, steps):
         early = dataport.parse(vm.wait_armed(), partial=True)
         steps.lap("boot")
         facts["accel"] = vm.accel
-        text_addr = early["ktext"][0]["addr"] if early["ktext"] else None
+        text_addr = early.ktext[0].addr if early.ktext else None
         slide = kaslr.slide(tree.vmlinux, text_addr)
         facts["kaslr"] = {"enabled": opts.kaslr, "slide": f"{slide:#x}",
                           "guest_text": f"{text_addr:#x}"}
-        if not early["pbinfo"]:
+        if not early.pbinfo:
             raise HarnessError("verify", f"{variant.name}: the guest reported no pageblock order")
-        if not any(s["addr"] for s in early["section"]):
+        if not any(s.addr for s in early.section):
             raise HarnessError("verify", f"{variant.name}: the guest reported no module "
                                "section addresses (/sys/module/ksymlab_probe/sections)")
-        claims = {"symbols": [s["name"] for s in early["symbol"] if s["method"] != "unresolved"],
+        # gdb-in.json and drgn-in.json: what gdb and drgn are asked to read
+        claims = {"symbols": [s.name for s in early.symbol if s.method != "unresolved"],
                   "module": str(ko),
-                  "sections": {s["name"]: s["addr"] for s in early["section"]},
-                  "pageblock_order": early["pbinfo"][0]["order"],
+                  "sections": {s.name: s.addr for s in early.section},
+                  "pageblock_order": early.pbinfo[0].order,
                   # gdb stops at each of the guest's snapshots (checks/snapshots.py)
-                  "snapshots": early["snapshots"][0]["count"] if early["snapshots"] else 1}
+                  "snapshots": early.snapshots[0].count if early.snapshots else 1}
         dumped = {}         # the vmcore QEMU writes while gdb holds the guest at the snapshot
         with gdb.GdbSession(tree, vm.gdb_socket, claims, vdir, slide=slide,
                             at_snapshot=lambda: dumped.update(
@@ -162,7 +163,7 @@ def run_variant(variant, tree, vdir, opts, steps):
                 raise
         steps.lap("gdb")
         data = dataport.parse(vm.wait_ready())
-        facts["guest_kernel"] = data["guest"].get("kernel")
+        facts["guest_kernel"] = data.guest.kernel if data.guest else None
         vm.resume_and_finish()
         steps.lap("guest_rest")
     # drgn reads the vmcore file once QEMU has exited (it needs no guest).
@@ -170,10 +171,10 @@ def run_variant(variant, tree, vdir, opts, steps):
                            keep=opts.keep_vmcore)
     facts["vmcore"] = drgn.summary(dumped, drgn_truth)
     steps.lap("drgn")
-    facts["guest_phases"] = {p["name"]: float(p["uptime"]) for p in data["phase"]}
+    facts["guest_phases"] = {p.name: p.uptime for p in data.phase}
     # The guest program is static and not PIE: its frames name without a load base.
     names = addr2line.function_names(initramfs.build_guest_program("ustack.c", opts.cache),
-                                     [f["ip"] for f in data["frame"]])
+                                     [f.ip for f in data.frame])
     found = compare_variant(data, truth, opts.stress, variant, names)
     found = drgn_columns.merge(found, data, truth, drgn_truth)      # drgn's columns and rows
     found = expect_degraded(found, variant.degraded)
@@ -186,7 +187,7 @@ def run_variant(variant, tree, vdir, opts, steps):
         lttng_rows, facts["lttng"] = lttngrun.rows_or_failure(variant, tree, vdir, opts)
         steps.lap("lttng")
     facts["resolve_ns"] = found.resolve_ns
-    facts["bench"] = data["bench"]
+    facts["bench"] = [dataport.row_dict(b) for b in data.bench]
     result = _base_result(
         variant, tree, symbols=found.symbols,
         values=found.values + tuple(compare_symcheck(findings, variant.module_mode))
@@ -194,7 +195,7 @@ def run_variant(variant, tree, vdir, opts, steps):
         samplers=found.samplers, notes=found.notes, guest_errors=found.guest_errors,
         timings=dict(steps.seconds), facts=facts)
     c = result.counts
-    # unchecked rows (agree None) are neither agreement nor failure: name them apart
+    # unchecked rows (Agreement.UNCHECKED) are neither agreement nor failure: name them apart
     say("verify", f"{variant.name}: {c['symbols_agree']}/{c['symbols']} symbols, "
                   f"{c['values_agree']} values agree, {c['values_disagree']} disagree, "
                   f"{c['values'] - c['values_agree'] - c['values_disagree']} unchecked: "

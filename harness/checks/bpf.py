@@ -7,6 +7,7 @@ of global_wb_domain and its jiffies_64 at the snapshot, and the program's own
 bpf_jiffies64() in the same run.
 """
 
+from .enums import Source
 from .model import Check, hex_text
 from .writeback import UINT_MAX
 
@@ -16,25 +17,27 @@ def compare_bpf(data, truth, variant):
     if variant is None:
         return []
     values = []
-    for b in data["bpf"]:
-        arg = b["arg"]
-        readable = b["result"] == "ok"
+    for b in data.bpf:
+        arg = b.arg
+        readable = b.result == "ok"
         expected = arg <= variant.bpf_max_arg
-        detail = b["result"] if readable else f"{b['result']} errno {b.get('errno')}"
+        detail = b.result if readable else f"{b.result} errno {b.errno}"
         values.append(Check("bpf", f"arg{arg}/readable",
-                            {"module": detail, "expected": "ok" if expected else "rejected"},
-                            readable == expected, info={"verifier": b.get("verifier")},
+                            {Source.MODULE: detail,
+                             Source.EXPECTED: "ok" if expected else "rejected"},
+                            readable == expected, info={"verifier": b.verifier},
                             reason=None if expected else
                             "this series leaves the verifier's 12-argument bound",
                             label=f"raw_tp reads argument {arg}"))
         if readable:
-            values.append(Check("bpf", f"arg{arg}/ran", {"module": b["hits"], "expected": "> 0"},
-                                b["hits"] > 0, label=f"argument {arg} program ran"))
+            values.append(Check("bpf", f"arg{arg}/ran",
+                                {Source.MODULE: b.hits, Source.EXPECTED: "> 0"},
+                                b.hits > 0, label=f"argument {arg} program ran"))
             if variant.domain_arg:
-                dom = truth.get("global_wb_domain")
+                dom = truth.global_wb_domain
                 values.append(Check("bpf", f"arg{arg}/arg1-domain",
-                                    {"module": hex_text(b["arg1"]), "gdb": hex_text(dom)},
-                                    dom is not None and b["arg1"] == dom,
+                                    {Source.MODULE: hex_text(b.arg1), Source.GDB: hex_text(dom)},
+                                    dom is not None and b.arg1 == dom,
                                     label="argument 1 is &global_wb_domain"))
     return values
 
@@ -52,17 +55,17 @@ def compare_bpf_arg13(data, truth):
     (INITIAL_JIFFIES, HZ from the tree's .config) and that instant, which lies
     before gdb's jiffies_64 at the snapshot: no timing bound, only order."""
     values = []
-    hz = truth.get("config_hz")
+    hz = truth.config_hz
     low = initial_jiffies(hz) if hz else None
-    top = truth.get("jiffies")
-    for b in data["bpf"]:
-        if b["arg"] != 13 or b["result"] != "ok":
+    top = truth.jiffies
+    for b in data.bpf:
+        if b.arg != 13 or b.result != "ok":
             continue
-        v, now = b.get("value"), b.get("jiffies")
+        v, now = b.value, b.jiffies
         ok = None not in (v, now, low, top) and low <= v <= now <= top
         values.append(Check("bpf", "arg13/value",
-                            {"program": v, "program_jiffies": now, "gdb_initial_jiffies": low,
-                             "gdb_jiffies": top}, ok,
+                            {Source.PROGRAM: v, Source.PROGRAM_JIFFIES: now,
+                             Source.GDB_INITIAL_JIFFIES: low, Source.GDB_JIFFIES: top}, ok,
                             info={"meaning": "balance_dirty_pages start_time (jiffies)",
                                   "hz": hz},
                             label="argument 13 is start_time: boot <= it <= the program's "

@@ -12,17 +12,19 @@ argument 13) may differ, and each row says why.
 from dataclasses import dataclass
 from typing import Callable, Optional
 
+from .enums import Source
+
 
 
 def scenario_prios(result):
     """task_prio() of the scenario's tasks in scenario order (their pids may differ)."""
-    rows = [c for c in result.of_kind("prio") if "scenario" in c.sources]
-    return tuple(str(c.get("module")) for c in rows) if rows else None
+    rows = [c for c in result.of_kind("prio") if Source.SCENARIO in c.sources]
+    return tuple(str(c.get(Source.MODULE)) for c in rows) if rows else None
 
 
 def blockdevs(result):
     rows = result.of_kind("blockdev")
-    return tuple(f"{c.key} {c.get('module')}" for c in rows) if rows else None
+    return tuple(f"{c.key} {c.get(Source.MODULE)}" for c in rows) if rows else None
 
 
 def _ids(result, ids):
@@ -35,7 +37,7 @@ def _ids(result, ids):
 
 def ustack_names(result):
     rows = _ids(result, [f"ustack:fn/{d}" for d in range(4)])
-    return tuple(f"frame {d}={c.get('eu_addr2line')}" for d, c in enumerate(rows)) \
+    return tuple(f"frame {d}={c.get(Source.EU_ADDR2LINE)}" for d, c in enumerate(rows)) \
         if rows else None
 
 
@@ -43,7 +45,7 @@ def ustack_addresses(result):
     """The return addresses the program recorded (keys ret/<depth>), deepest call last."""
     rows = sorted((c for c in result.of_kind("ustack") if c.key.startswith("ret/")),
                   key=lambda c: int(c.key.split("/")[1]))
-    return tuple(str(c.get("module")) for c in rows) if rows else None
+    return tuple(str(c.get(Source.MODULE)) for c in rows) if rows else None
 
 
 def pageblock_count(result):
@@ -52,23 +54,23 @@ def pageblock_count(result):
 
 def migratetype_hist(result):
     rows = result.of_kind("migratetype")
-    return tuple(f"{c.key}={c.get('module')}" for c in rows) if rows else None
+    return tuple(f"{c.key}={c.get(Source.MODULE)}" for c in rows) if rows else None
 
 
 def symbol_addresses(result):
-    rows = [c for c in result.symbols if c.agree is not None]
-    return tuple(f"{c.key}={c.get('module')}" for c in rows) if rows else None
+    rows = [c for c in result.symbols if not c.unchecked]
+    return tuple(f"{c.key}={c.get(Source.MODULE)}" for c in rows) if rows else None
 
 
 def dirty_limit(result):
     rows = _ids(result, ["writeback:dirty_limit/tracepoint-arg"]) or \
         _ids(result, ["writeback:dirty_limit/global_wb_domain"])
-    return rows[0].get("module") if rows else None
+    return rows[0].get(Source.MODULE) if rows else None
 
 
 def bpf_arg13(result):
     rows = _ids(result, ["bpf:arg13/readable"])
-    return rows[0].get("module") if rows else None
+    return rows[0].get(Source.MODULE) if rows else None
 
 
 # Across kernel lines (6.1 and 6.12 in one run), some rows that must match

@@ -2,12 +2,15 @@
 
 A Check is selected by its id, "<kind>:<key>", never by its display label:
 seeds.py and crossvariant.py name the ids they need, so renaming a label
-cannot drop a check. The columns a report shows are the keys of `sources`.
+cannot drop a check. The columns a report shows are the keys of `sources`,
+each a Source, and its verdict is an Agreement (harness/checks/enums.py).
 """
 
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping, Optional
+
+from .enums import Agreement, Source
 
 
 def frozen(mapping):
@@ -33,9 +36,10 @@ INDEPENDENT = "independent"
 
 
 def _plain(x):
-    """JSON-ready copy of nested read-only mappings and tuples."""
+    """JSON-ready copy of nested read-only mappings and tuples (a Source key
+    becomes its plain text)."""
     if isinstance(x, Mapping):
-        return {k: _plain(v) for k, v in x.items()}
+        return {str(k) if isinstance(k, Source) else k: _plain(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
         return [_plain(v) for v in x]
     return x
@@ -43,21 +47,38 @@ def _plain(x):
 
 @dataclass(frozen=True)
 class Check:
+    """One compared value. Built with `agreement` True, False or None (or an
+    Agreement) and `sources` keyed by Source names; a name that is not a
+    Source is a ValueError here, a verdict that is not a bool a TypeError."""
     kind: str
     key: str                        # stable within its kind; seeds and rules select by it
-    sources: Mapping[str, Any]      # source name -> value it gave (None: it gave none)
-    agree: Optional[bool]           # None: no oracle covers the value
+    sources: Mapping[Source, Any]   # source -> value it gave (None: it gave none)
+    agreement: Agreement            # UNCHECKED: no oracle covers the value
     info: Mapping[str, Any] = field(default_factory=dict)   # describes, never compared
     reason: Optional[str] = None    # why this row may differ or degrade
     label: Optional[str] = None     # display text, defaults to the key
 
     def __post_init__(self):
-        object.__setattr__(self, "sources", frozen(self.sources))
+        object.__setattr__(self, "sources",
+                           frozen({Source(k): v for k, v in (self.sources or {}).items()}))
+        object.__setattr__(self, "agreement", Agreement.of(self.agreement))
         object.__setattr__(self, "info", frozen(self.info))
 
     @property
     def id(self):
         return f"{self.kind}:{self.key}"
+
+    @property
+    def agrees(self):
+        return self.agreement is Agreement.AGREE
+
+    @property
+    def disagrees(self):
+        return self.agreement is Agreement.DISAGREE
+
+    @property
+    def unchecked(self):
+        return self.agreement is Agreement.UNCHECKED
 
     def get(self, source):
         return self.sources.get(source)
@@ -65,7 +86,8 @@ class Check:
     def to_json(self):
         return {"id": self.id, "kind": self.kind, "key": self.key,
                 "label": self.label or self.key, "info": _plain(self.info),
-                "sources": _plain(self.sources), "agree": self.agree, "reason": self.reason}
+                "sources": _plain(self.sources), "agree": self.agreement.to_json(),
+                "reason": self.reason}
 
 
 @dataclass(frozen=True)
@@ -130,17 +152,17 @@ class VariantResult:
     def counts(self):
         rows = self.rows()
         return {"symbols": len(self.symbols),
-                "symbols_agree": sum(c.agree is True for c in self.symbols),
+                "symbols_agree": sum(c.agrees for c in self.symbols),
                 "values": len(self.values),
-                "values_agree": sum(c.agree is True for c in self.values),
-                "values_disagree": sum(c.agree is False for c in self.values),
-                "unchecked": sum(c.agree is None for c in rows)}
+                "values_agree": sum(c.agrees for c in self.values),
+                "values_disagree": sum(c.disagrees for c in self.values),
+                "unchecked": sum(c.unchecked for c in rows)}
 
     @property
     def verdict(self):
         ok = (self.error is None and bool(self.symbols) and bool(self.values)
               and not self.guest_errors
-              and all(c.agree is not False for c in self.rows()))
+              and not any(c.disagrees for c in self.rows()))
         return "pass" if ok else "fail"
 
     def to_json(self):

@@ -27,6 +27,7 @@ own read of the bitmaps (compare_pageblock_snapshots):
   - every migratetype this config produces appears in some snapshot.
 """
 
+from .enums import Source
 from .model import INDEPENDENT, SAME_FUNCTION, Check
 from .snapshots import at_snapshot, no_stop, snapshots
 
@@ -51,20 +52,25 @@ SLOB_ONLY = {"Reclaimable": "no Reclaimable pageblock without SLOB (6.12): the g
                             "dentry names do not claim a whole block there"}
 
 
+def _by_block(rows):
+    """Pageblock rows by (node, pfn): the module's text, its memory, gdb's read."""
+    return {(p.node, p.pfn): p for p in rows}
+
+
 def compare_pageblocks(data, truth):
     """Every pageblock: the module's text and memory against gdb's own bitmap read."""
-    text = {(p["node"], p["pfn"]): p for p in data["pageblock"]}
-    memory = {(p["node"], p["pfn"]): p for p in truth["results"]["pageblocks"]}
-    bitmap = {(p["node"], p["pfn"]): p for p in truth["pageblocks"]}
+    text = _by_block(data.pageblock)
+    memory = _by_block(truth.results.pageblocks)
+    bitmap = _by_block(truth.pageblocks)
     values = []
     for key in sorted(set(text) | set(memory) | set(bitmap)):
         t, m, g = text.get(key), memory.get(key), bitmap.get(key)
-        zone = (t or g or {}).get("zone", "?")
+        zone = (t or g).zone if (t or g) else "?"      # the module's memory has no zone name
         values.append(Check(
             "pageblock", f"{zone} pfn {key[1]:#x}",
-            {"module": t["mt"] if t else None, "memory": m["mt"] if m else None,
-             "gdb_bitmap": g["mt"] if g else None},
-            t is not None and m is not None and g is not None and t["mt"] == m["mt"] == g["mt"],
+            {Source.MODULE: t.mt if t else None, Source.MEMORY: m.mt if m else None,
+             Source.GDB_BITMAP: g.mt if g else None},
+            t is not None and m is not None and g is not None and t.mt == m.mt == g.mt,
             info={"zone": zone, "node": key[0], "pfn": key[1]}))
     return values
 
@@ -78,59 +84,60 @@ def compare_migratetype(data, truth):
     held to gdb's count of every block, pagetypeinfo's to gdb's count of the
     blocks in online sections; both are exact.
     """
-    pt = {(x["zone"], x["mt"]): x["count"] for x in data["ptinfo"]}
+    pt = {(x.zone, x.mt): x.count for x in data.ptinfo}
     gdb_hist, gdb_online = {}, {}
-    for p in truth["pageblocks"]:
-        gdb_hist[(p["zone"], p["mt"])] = gdb_hist.get((p["zone"], p["mt"]), 0) + 1
-        if p.get("online", True):
-            gdb_online[(p["zone"], p["mt"])] = gdb_online.get((p["zone"], p["mt"]), 0) + 1
+    for p in truth.pageblocks:
+        gdb_hist[(p.zone, p.mt)] = gdb_hist.get((p.zone, p.mt), 0) + 1
+        if p.online:
+            gdb_online[(p.zone, p.mt)] = gdb_online.get((p.zone, p.mt), 0) + 1
     values = []
-    for h in data["mthist"]:
-        key = (h["zone"], h["mt"])
-        if h["count"] == 0 and key not in pt:
+    for h in data.mthist:
+        key = (h.zone, h.mt)
+        if h.count == 0 and key not in pt:
             continue              # a migratetype pagetypeinfo does not list (e.g. CMA off)
-        sources = {"module": h["count"], "pagetypeinfo": pt.get(key),
-                   "gdb_bitmap": gdb_hist.get(key, 0)}
+        sources = {Source.MODULE: h.count, Source.PAGETYPEINFO: pt.get(key),
+                   Source.GDB_BITMAP: gdb_hist.get(key, 0)}
         if gdb_online.get(key, 0) != gdb_hist.get(key, 0):
-            sources["gdb_bitmap_online"] = gdb_online.get(key, 0)
+            sources[Source.GDB_BITMAP_ONLINE] = gdb_online.get(key, 0)
         values.append(Check(
-            "migratetype", f"zone {h['zone']} mt {h['mt']}", sources,
-            pt.get(key) == gdb_online.get(key, 0) and h["count"] == gdb_hist.get(key, 0),
-            info={"zone": h["zone"], "mt": h["mt"],
-                  "mt_name": MIGRATETYPES.get(h["mt"], f"type {h['mt']}"),
-                  "oracles": {"pagetypeinfo": SAME_FUNCTION, "gdb_bitmap": INDEPENDENT}}))
+            "migratetype", f"zone {h.zone} mt {h.mt}", sources,
+            pt.get(key) == gdb_online.get(key, 0) and h.count == gdb_hist.get(key, 0),
+            info={"zone": h.zone, "mt": h.mt,
+                  "mt_name": MIGRATETYPES.get(h.mt, f"type {h.mt}"),
+                  "oracles": {Source.PAGETYPEINFO: SAME_FUNCTION,
+                              Source.GDB_BITMAP: INDEPENDENT}}))
     return values
 
 
 def _later(n, view, reading):
-    """Snapshot n's blocks and histogram, checked as the first snapshot's are."""
+    """Snapshot n's blocks and histogram, checked as the first snapshot's are
+    (reading: gdb's GdbSnapshot there, its results and pageblocks)."""
     if reading is None:
         return [no_stop(n, "snapshot", "stopped")]
-    truth = {"results": reading["results"], "pageblocks": reading["pageblocks"]}
-    return at_snapshot(n, compare_pageblocks(view, truth) + compare_migratetype(view, truth))
+    return at_snapshot(n, compare_pageblocks(view, reading) + compare_migratetype(view, reading))
 
 
 def _sequence(n, view, reading):
-    text = next((s.get("seq") for s in view["snapshot"] if s.get("kind") == "migratetype"),
-                None)
-    memory = reading["results"]["snapshot_seq"] if reading else None
-    stop = reading["stop"]["seq"] if reading else None
+    text = next((s.seq for s in view.snapshot if s.kind == "migratetype"), None)
+    memory = reading.results.snapshot_seq if reading else None
+    stop = reading.stop.seq if reading else None
     return Check("snapshot", f"snap{n}/sequence",
-                 {"module": text, "memory": memory, "gdb": stop},
+                 {Source.MODULE: text, Source.MEMORY: memory, Source.GDB: stop},
                  text is not None and text == memory and (stop is None or stop == memory)
                  and (n == 1 or memory is not None),
                  label=f"snapshot {n}: sequence in the migratetype file, memory, gdb stop")
 
 
 def _skip(n, reading):
-    count = sum(bool(p.get("skip")) for p in reading["pageblocks"]) if reading else None
-    return Check("pageblock", f"snap{n}/skip-bits", {"gdb_bitmap": count, "expected": "> 0"},
+    count = sum(p.skip for p in reading.pageblocks) if reading else None
+    return Check("pageblock", f"snap{n}/skip-bits",
+                 {Source.GDB_BITMAP: count, Source.EXPECTED: "> 0"},
                  bool(count), label=f"snapshot {n}: pageblocks with PB_migrate_skip set",
                  info={"why": "a mask that keeps the skip bit reads a type > 7 on these"})
 
 
 def _by_key(rows):
-    return {(p["node"], p["pfn"]): p["mt"] for p in rows}
+    return {(p.node, p.pfn): p.mt for p in rows}
 
 
 def _changed(before, after):
@@ -140,11 +147,13 @@ def _changed(before, after):
 def _change(n, prev, cur):
     (_, pview, preading), (_, view, reading) = prev, cur
     if preading is None or reading is None:
-        return Check("pageblock", f"snap{n}/changed", {"module": None, "gdb_bitmap": None},
+        return Check("pageblock", f"snap{n}/changed",
+                     {Source.MODULE: None, Source.GDB_BITMAP: None},
                      False, label=f"blocks whose type changed from snapshot {n - 1} to {n}")
-    gdb = _changed(_by_key(preading["pageblocks"]), _by_key(reading["pageblocks"]))
-    mod = _changed(_by_key(pview["pageblock"]), _by_key(view["pageblock"]))
-    return Check("pageblock", f"snap{n}/changed", {"module": len(mod), "gdb_bitmap": len(gdb)},
+    gdb = _changed(_by_key(preading.pageblocks), _by_key(reading.pageblocks))
+    mod = _changed(_by_key(pview.pageblock), _by_key(view.pageblock))
+    return Check("pageblock", f"snap{n}/changed",
+                 {Source.MODULE: len(mod), Source.GDB_BITMAP: len(gdb)},
                  bool(gdb) and mod == gdb,
                  info={"differ": " ".join(f"{pfn:#x}" for _, pfn in sorted(mod ^ gdb))[:300]},
                  label=f"blocks whose type changed from snapshot {n - 1} to {n}")
@@ -155,30 +164,31 @@ def _offline(n, prev, cur, order):
     (_, _, preading), (_, view, reading) = prev, cur
     rows = []
     per_block = 1 << order if order is not None else None
-    for m in view["memstate"]:
-        key = f"snap{n}/memory{m['block']}-{m.get('action', '?')}"
-        label = f"snapshot {n}: memory{m['block']} {m.get('action')} ({m.get('state')})"
+    for m in view.memstate:
+        key = f"snap{n}/memory{m.block}-{m.action}"
+        label = f"snapshot {n}: memory{m.block} {m.action} ({m.state})"
         if reading is None or preading is None or per_block is None:
-            rows.append(Check("pageblock", key, {"guest": m.get("state"), "gdb_bitmap": None},
+            rows.append(Check("pageblock", key,
+                              {Source.GUEST: m.state, Source.GDB_BITMAP: None},
                               False, label=label))
             continue
-        lo, hi = m["start_pfn"], m["start_pfn"] + m["pages"]
-        want = m["pages"] // per_block
+        lo, hi = m.start_pfn, m.start_pfn + m.pages
+        want = m.pages // per_block
 
         def inside(reading):
-            return [p for p in reading["pageblocks"] if lo <= p["pfn"] < hi]
+            return [p for p in reading.pageblocks if lo <= p.pfn < hi]
         after, before = inside(reading), inside(preading)
-        iso_after = sum(p["mt"] == MT["Isolate"] and p.get("online") is False for p in after)
-        ok_before = sum(p["mt"] != MT["Isolate"] and p.get("online") is True for p in before)
+        iso_after = sum(p.mt == MT["Isolate"] and not p.online for p in after)
+        ok_before = sum(p.mt != MT["Isolate"] and p.online for p in before)
         rows.append(Check(
             "pageblock", key,
-            {"guest": m.get("state"),
-             "gdb_bitmap": f"{iso_after}/{len(after)} Isolate+offline, before "
-                           f"{ok_before}/{len(before)} online",
-             "expected": f"{want}/{want}, before {want}/{want}"},
-            m.get("state") == "offline" and len(after) == len(before) == want
+            {Source.GUEST: m.state,
+             Source.GDB_BITMAP: f"{iso_after}/{len(after)} Isolate+offline, before "
+                                f"{ok_before}/{len(before)} online",
+             Source.EXPECTED: f"{want}/{want}, before {want}/{want}"},
+            m.state == "offline" and len(after) == len(before) == want
             and iso_after == ok_before == want,
-            info={"start_pfn": lo, "pages": m["pages"]}, label=label))
+            info={"start_pfn": lo, "pages": m.pages}, label=label))
     return rows
 
 
@@ -187,9 +197,10 @@ def _types(snaps):
     rows = []
     for name in WANTED + tuple(NOT_PRODUCED):
         mt = MT[name]
-        gdb = [sum(p["mt"] == mt for p in r["pageblocks"]) if r else None for _, _, r in snaps]
-        mod = [sum(p["mt"] == mt for p in v["pageblock"]) for _, v, _ in snaps]
-        sources = {"module": " ".join(map(str, mod)), "gdb_bitmap": " ".join(map(str, gdb))}
+        gdb = [sum(p.mt == mt for p in r.pageblocks) if r else None for _, _, r in snaps]
+        mod = [sum(p.mt == mt for p in v.pageblock) for _, v, _ in snaps]
+        sources = {Source.MODULE: " ".join(map(str, mod)),
+                   Source.GDB_BITMAP: " ".join(map(str, gdb))}
         if name in NOT_PRODUCED:
             rows.append(Check("pageblock", f"types/{name}", sources, None,
                               reason=NOT_PRODUCED[name],
@@ -199,7 +210,8 @@ def _types(snaps):
             rows.append(Check("pageblock", f"types/{name}", sources, None,
                               reason=SLOB_ONLY[name], label=f"{name} blocks per snapshot"))
             continue
-        rows.append(Check("pageblock", f"types/{name}", {**sources, "expected": "> 0 in one"},
+        rows.append(Check("pageblock", f"types/{name}",
+                          {**sources, Source.EXPECTED: "> 0 in one"},
                           None not in gdb and sum(gdb) > 0 and mod == gdb,
                           label=f"{name} blocks per snapshot"))
     return rows
@@ -209,9 +221,9 @@ def compare_pageblock_snapshots(data, truth):
     """The later-snapshot rows described in the module docstring; none when the
     guest took one snapshot and reported no state (an old guest init)."""
     snaps = snapshots(data, truth)
-    if len(snaps) < 2 and not truth.get("snapshots"):
+    if len(snaps) < 2 and not truth.snapshots:
         return []
-    order = next((p["order"] for p in data.get("pbinfo", [])), None)
+    order = next((p.order for p in data.pbinfo), None)
     values = []
     for i, (n, view, reading) in enumerate(snaps):
         values.append(_sequence(n, view, reading))

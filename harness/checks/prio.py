@@ -32,6 +32,7 @@ stays loaded. At every later snapshot gdb reads every task again; here:
     snapshot only, could not be caught).
 """
 
+from .enums import Source
 from .model import SAME_FUNCTION, Check
 from .snapshots import at_snapshot, no_stop, snapshots
 from ..oracles.sched_prio import expected_prios
@@ -44,55 +45,68 @@ SCENARIO_POLICIES = {"nice": 0, "other": 0, "fifo": 1, "rr": 2, "batch": 3, "idl
 
 
 def _by_pid(rows):
-    return {r["pid"]: r for r in rows}
+    return {r.pid: r for r in rows}
+
+
+def _gdb_task(truth, pid):
+    """gdb's task `pid` (truth.tasks is keyed by the pid as a string), or None."""
+    return truth.tasks.get(str(pid))
 
 
 def _prio_check(pid, comm, sources, agree):
     info = {"comm": comm, "pid": pid}
-    if "proc_stat" in sources:
-        info["oracles"] = {"proc_stat": SAME_FUNCTION}
+    if Source.PROC_STAT in sources:
+        info["oracles"] = {Source.PROC_STAT: SAME_FUNCTION}
     return Check("prio", f"pid {pid}", sources, agree, info=info)
+
+
+def _scenario_prios(tasks):
+    """The task_prio() model's {pid: prio} of the guest's `task` rows (the model
+    takes scenario lines as dicts, as guest/scenario.py and the LTTng port give them)."""
+    return expected_prios([{"pid": t.pid, "policy": t.policy, "value": t.value,
+                            "pi_owner": t.pi_owner} for t in tasks])
 
 
 def compare_prio(data, truth):
     """Every task of the snapshot: the module's text, its memory, gdb at the same
     instant, /proc/<pid>/stat (read just after) and the scenario."""
-    expectations = {t["pid"]: t for t in data["task"]}
-    expected = expected_prios(data["task"])
-    procstat = {x["pid"]: x["prio"] for x in data["procstat"]}
-    text = _by_pid(data["prio"])
-    memory = _by_pid(truth["results"]["prio"])
+    expectations = {t.pid: t for t in data.task}
+    expected = _scenario_prios(data.task)
+    procstat = {x.pid: x.prio for x in data.procstat}
+    text = _by_pid(data.prio)
+    memory = _by_pid(truth.results.prio)
     values = []
     for pid in sorted(set(text) | set(memory)):
         t, m = text.get(pid), memory.get(pid)
-        g = truth["tasks"].get(str(pid))
-        sources = {"module": t["prio"] if t else None, "memory": m["prio"] if m else None,
-                   "gdb": g["prio"] if g else None}
+        g = _gdb_task(truth, pid)
+        sources = {Source.MODULE: t.prio if t else None, Source.MEMORY: m.prio if m else None,
+                   Source.GDB: g.prio if g else None}
         agree = (t is not None and m is not None and g is not None
-                 and t["prio"] == m["prio"] == g["prio"])
+                 and t.prio == m.prio == g.prio)
         # /proc/<pid>/stat is read after the snapshot; threads other than a
         # group leader have no /proc/<pid>.
         if pid in procstat:
-            sources["proc_stat"] = procstat[pid]
-            agree = agree and procstat[pid] == sources["module"]
+            sources[Source.PROC_STAT] = procstat[pid]
+            agree = agree and procstat[pid] == sources[Source.MODULE]
         if expected.get(pid) is not None:
-            sources["scenario"] = expected[pid]
-            agree = agree and sources["scenario"] == sources["module"]
-        values.append(_prio_check(pid, (t or m)["comm"], sources, agree))
+            sources[Source.SCENARIO] = expected[pid]
+            agree = agree and sources[Source.SCENARIO] == sources[Source.MODULE]
+        values.append(_prio_check(pid, (t or m).comm, sources, agree))
     for pid in sorted(set(expectations) - set(text)):
-        values.append(_prio_check(pid, f"scenario {expectations[pid]['policy']}",
-                                  {"module": None, "memory": None,
-                                   "gdb": truth["tasks"].get(str(pid), {}).get("prio"),
-                                   "scenario": expected.get(pid)}, False))
+        g = _gdb_task(truth, pid)
+        values.append(_prio_check(pid, f"scenario {expectations[pid].policy}",
+                                  {Source.MODULE: None, Source.MEMORY: None,
+                                   Source.GDB: g.prio if g else None,
+                                   Source.SCENARIO: expected.get(pid)}, False))
     # The snapshot and gdb's walk are the same instant, so a task gdb sees
     # that the module did not list is a miss. pid 0 is the idle task: gdb's
     # walk starts at init_task, for_each_process_thread() does not visit it.
-    for pid in sorted(int(p) for p in truth["tasks"]):
+    for pid in sorted(int(p) for p in truth.tasks):
         # (a scenario task the module missed has its row above: one row per pid)
         if pid != 0 and pid not in memory and pid not in text and pid not in expectations:
-            g = truth["tasks"][str(pid)]
-            values.append(_prio_check(pid, g["comm"], {"module": None, "memory": None,
-                                                      "gdb": g["prio"]}, False))
+            g = _gdb_task(truth, pid)
+            values.append(_prio_check(pid, g.comm, {Source.MODULE: None, Source.MEMORY: None,
+                                                   Source.GDB: g.prio}, False))
     return values
 
 
@@ -111,28 +125,29 @@ def policy_histogram(policies):
 
 def compare_policy(data, truth):
     """The policy rows described in the module docstring."""
-    text = {r["pid"]: r.get("policy") for r in data["prio"]}
-    memory = {r["pid"]: r.get("policy") for r in truth["results"]["prio"]}
-    gdb = {int(pid): t.get("policy") for pid, t in truth["tasks"].items()}
+    text = {r.pid: r.policy for r in data.prio}
+    memory = {r.pid: r.policy for r in truth.results.prio}
+    gdb = {int(pid): t.policy for pid, t in truth.tasks.items()}
     rows = []
-    for t in data["task"]:
-        pid = t["pid"]
-        want = SCENARIO_POLICIES.get(t.get("policy"))
-        sources = {"module": policy_name(text.get(pid)), "memory": policy_name(memory.get(pid)),
-                   "gdb": policy_name(gdb.get(pid)), "scenario": policy_name(want)}
+    for t in data.task:
+        pid = t.pid
+        want = SCENARIO_POLICIES.get(t.policy)
+        sources = {Source.MODULE: policy_name(text.get(pid)),
+                   Source.MEMORY: policy_name(memory.get(pid)),
+                   Source.GDB: policy_name(gdb.get(pid)), Source.SCENARIO: policy_name(want)}
         rows.append(Check("policy", f"pid {pid}", sources,
                           want is not None and text.get(pid) == memory.get(pid)
                           == gdb.get(pid) == want,
-                          info={"pid": pid, "scenario_policy": t.get("policy")},
-                          label=f"policy of scenario task {pid} ({t.get('policy')})"))
+                          info={"pid": pid, "scenario_policy": t.policy},
+                          label=f"policy of scenario task {pid} ({t.policy})"))
     both = sorted(set(text) & set(gdb))
     differ = [pid for pid in both
               if not text[pid] == memory.get(pid) == gdb[pid]]
     rows.append(Check(
         "policy", "every task",
-        {"module": policy_histogram(text[p] for p in both),
-         "memory": policy_histogram(memory.get(p) for p in both),
-         "gdb": policy_histogram(gdb[p] for p in both)},
+        {Source.MODULE: policy_histogram(text[p] for p in both),
+         Source.MEMORY: policy_histogram(memory.get(p) for p in both),
+         Source.GDB: policy_histogram(gdb[p] for p in both)},
         bool(both) and not differ,
         info={"tasks": len(both),
               "differ": " ".join(f"{p}:{policy_name(text[p])}/{policy_name(gdb[p])}"
@@ -142,27 +157,28 @@ def compare_policy(data, truth):
 
 
 def _later(n, view, reading):
-    if reading is None or "tasks" not in reading:
+    """Snapshot n's rows: the first snapshot's checks on its view and gdb's
+    reading there (a GdbSnapshot: its results and tasks)."""
+    if reading is None:
         return [no_stop(n, "prio", "read the tasks")]
-    truth = {"results": reading["results"], "tasks": reading["tasks"]}
-    return at_snapshot(n, compare_prio(view, truth) + compare_policy(view, truth))
+    return at_snapshot(n, compare_prio(view, reading) + compare_policy(view, reading))
 
 
 def _changed(n, first, later):
     (_, fview, freading), (_, view, reading) = first, later
     key = f"snap{n}/prio-changed"
     label = f"tasks whose priority changed from snapshot 1 to {n}"
-    if freading is None or reading is None or "tasks" not in reading:
-        return Check("prio", key, {"module": None, "gdb": None}, False, label=label)
-    before = {int(p): t["prio"] for p, t in freading["tasks"].items()}
-    after = {int(p): t["prio"] for p, t in reading["tasks"].items()}
+    if freading is None or reading is None:
+        return Check("prio", key, {Source.MODULE: None, Source.GDB: None}, False, label=label)
+    before = {int(p): t.prio for p, t in freading.tasks.items()}
+    after = {int(p): t.prio for p, t in reading.tasks.items()}
     gdb = {p for p in set(before) & set(after) if before[p] != after[p]}
-    mbefore = {r["pid"]: r["prio"] for r in fview["prio"]}
-    mafter = {r["pid"]: r["prio"] for r in view["prio"]}
+    mbefore = {r.pid: r.prio for r in fview.prio}
+    mafter = {r.pid: r.prio for r in view.prio}
     mod = {p for p in set(mbefore) & set(mafter) if mbefore[p] != mafter[p]}
     return Check("prio", key,
-                 {"module": " ".join(map(str, sorted(mod))) or "none",
-                  "gdb": " ".join(map(str, sorted(gdb))) or "none"},
+                 {Source.MODULE: " ".join(map(str, sorted(mod))) or "none",
+                  Source.GDB: " ".join(map(str, sorted(gdb))) or "none"},
                  bool(gdb) and mod == gdb, label=label,
                  info={"why": "a priority sampled once would show no change"})
 

@@ -24,6 +24,7 @@ from functools import lru_cache
 from .. import paths
 from ..build import symcheck
 from ..progress import say
+from .enums import Source
 from .model import Check
 from ..errors import HarnessError
 
@@ -246,16 +247,17 @@ def _traceiters(src, events):
 
 def _found(claim, symvers, ksymtab, tps):
     if claim.what == "export":
-        return {"symvers": symvers.get(claim.subject), "ksymtab": ksymtab.get(claim.subject)}
+        return {Source.SYMVERS: symvers.get(claim.subject),
+                Source.KSYMTAB: ksymtab.get(claim.subject)}
     params = tps.get(claim.subject)
     if params is None:
-        return {"dwarf": None}
+        return {Source.DWARF: None}
     if claim.what == "tp-args":
-        return {"dwarf": ", ".join(n for n, _ in params)}
+        return {Source.DWARF: ", ".join(n for n, _ in params)}
     if claim.position > len(params):
-        return {"dwarf": None}
+        return {Source.DWARF: None}
     name, kind = params[claim.position - 1]
-    return {"dwarf": _typed(kind, name)}
+    return {Source.DWARF: _typed(kind, name)}
 
 
 def check_rows(claim_list, symvers, ksymtab, tps):
@@ -263,7 +265,7 @@ def check_rows(claim_list, symvers, ksymtab, tps):
     rows = []
     for c in claim_list:
         found = _found(c, symvers, ksymtab, tps)
-        sources = {"seed_patch": c.expected, **found}
+        sources = {Source.SEED_PATCH: c.expected, **found}
         rows.append(Check("seed", c.key, sources,
                           all(v == c.expected for v in found.values()),
                           info={"seed": c.seed, "claim": c.text},
@@ -293,7 +295,7 @@ def variant_checks(tree, variant, waived):
     checked (their rows in the report say why)."""
     rows = checks(tree.src, variant.seeds, skip=waived)
     if rows:
-        bad = sum(r.agree is False for r in rows)
+        bad = sum(r.disagrees for r in rows)
         say("seeds", f"{variant.name}: {len(rows) - bad}/{len(rows)} seed claims hold "
                      "in Module.symvers, __ksymtab and DWARF")
     return rows

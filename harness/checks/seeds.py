@@ -109,18 +109,18 @@ def evaluate(results):
             checks += found
             missing += [f"{name}: {m}" for m in absent]
         holds = None if not ran or len(ran) < len(names) else \
-            (not missing and bool(checks) and all(c.agree is not False for c in checks))
+            (not missing and bool(checks) and not any(c.disagrees for c in checks))
         # a claim is checked on the built tree: one that failed fails the seed even
         # when the variant's module or guest never ran
         ids = set(claim_ids(seed))
         broken = [c for n in names if n not in ran for c in results[n].values
-                  if c.id in ids and c.agree is False]
+                  if c.id in ids and c.disagrees]
         if broken:
             checks += broken
             holds = False
         rows.append({"seed": seed["seed"], "title": seed["title"], "status": seed["status"],
                      "why": seed["why"], "variants": names, "checks": len(checks),
-                     "agree": sum(c.agree is True for c in checks), "missing": missing,
+                     "agree": sum(c.agrees for c in checks), "missing": missing,
                      "claims": claim_texts(seed),
                      "claims_checked": seed["status"] != "superseded",
                      "holds": holds})

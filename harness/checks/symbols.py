@@ -6,28 +6,30 @@ Oracles: gdb's address from vmlinux (with the KASLR slide) and /proc/kallsyms
 the tree on the host.
 """
 
+from .enums import Source
 from .model import Check, hex_text
 
 
 def compare_symbols(data, truth):
     # /proc/kallsyms may list a static name twice; any match will do.
     kallsyms = {}
-    for k in data["kallsyms"]:
-        kallsyms.setdefault(k["name"], set()).add(k["addr"])
+    for k in data.kallsyms:
+        kallsyms.setdefault(k.name, set()).add(k.addr)
     out = []
-    for s in data["symbol"]:
-        gdb_addr = truth["symbols"].get(s["name"])
-        resolved = s["method"] != "unresolved"
-        in_kallsyms = s["addr"] in kallsyms.get(s["name"], ())
-        listed = " ".join(hex_text(a) for a in sorted(kallsyms.get(s["name"], ()))) or None
+    for s in data.symbol:
+        # truth.symbols maps every name gdb was asked for (None: not in vmlinux)
+        gdb_addr = truth.symbols.get(s.name)
+        resolved = s.method != "unresolved"
+        in_kallsyms = s.addr in kallsyms.get(s.name, ())
+        listed = " ".join(hex_text(a) for a in sorted(kallsyms.get(s.name, ()))) or None
         out.append(Check(
-            "symbol", s["name"],
-            {"module": hex_text(s["addr"]), "gdb": hex_text(gdb_addr),
-             "proc_kallsyms": hex_text(s["addr"]) if in_kallsyms else listed},
+            "symbol", s.name,
+            {Source.MODULE: hex_text(s.addr), Source.GDB: hex_text(gdb_addr),
+             Source.PROC_KALLSYMS: hex_text(s.addr) if in_kallsyms else listed},
             # an unresolved symbol (address 0) agrees when it is absent or a
             # degraded sampler says so; the sampler list reports that case
-            (gdb_addr is not None and gdb_addr == s["addr"] and in_kallsyms) if resolved else None,
-            info={"method": s["method"]},
+            (gdb_addr is not None and gdb_addr == s.addr and in_kallsyms) if resolved else None,
+            info={"method": s.method},
             reason=None if resolved else "unresolved: the sampler that needs it reports itself"))
     return out
 
@@ -37,13 +39,13 @@ def compare_symcheck(findings, mode):
     resolution flagged exactly in the modes that use it."""
     audit_expected = mode != "exports"
     return [
-        Check("symcheck", "check", {"module": len(findings["check"]), "expected": 0},
+        Check("symcheck", "check", {Source.MODULE: len(findings["check"]), Source.EXPECTED: 0},
               not findings["check"],
               info={"detail": "; ".join(f["message"] for f in findings["check"])[:300]},
               label="check findings"),
         Check("symcheck", "audit",
-              {"module": ", ".join(f["what"] for f in findings["audit"]) or "none",
-               "expected": "flagged" if audit_expected else "none"},
+              {Source.MODULE: ", ".join(f["what"] for f in findings["audit"]) or "none",
+               Source.EXPECTED: "flagged" if audit_expected else "none"},
               bool(findings["audit"]) == audit_expected,
               label="audit flags kallsyms-style resolution"),
     ]

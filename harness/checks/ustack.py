@@ -6,6 +6,7 @@ the order the calls nest), the module's frames in its memory (read by gdb),
 and eu-addr2line naming each frame from the program's ELF on the host.
 """
 
+from .enums import Source
 from .model import Check, hex_text
 
 # harness/guest/assets/ustack-frames.h (in ustack.c): main() calls level1(),
@@ -21,33 +22,33 @@ def compare_ustack(data, truth, names=None):
     found = []
     frames = []
     pid = None
-    for e in sorted(data["ustack-expect"], key=lambda e: e["depth"]):
-        pid = e["pid"]
-        frames = [f["ip"] for f in sorted(data["frame"], key=lambda f: f["idx"])
-                  if f["pid"] == e["pid"]]
-        idx = frames.index(e["ret"]) if e["ret"] in frames else None
+    for e in sorted(data.ustack_expect, key=lambda e: e.depth):
+        pid = e.pid
+        frames = [f.ip for f in sorted(data.frame, key=lambda f: f.idx) if f.pid == e.pid]
+        idx = frames.index(e.ret) if e.ret in frames else None
         found.append((e, idx))
     # found, and in the order the calls nest
     hit = [idx for _, idx in found if idx is not None]
     in_order = hit == sorted(hit) and len(set(hit)) == len(hit)
-    values = [Check("ustack", f"ret/{e['depth']}",
-                    {"module": hex_text(frames[idx]) if idx is not None else None,
-                     "program": hex_text(e["ret"])},
+    values = [Check("ustack", f"ret/{e.depth}",
+                    {Source.MODULE: hex_text(frames[idx]) if idx is not None else None,
+                     Source.PROGRAM: hex_text(e.ret)},
                     idx is not None and in_order, info={"frame": idx},
-                    label=f"return address {e['depth']}")
+                    label=f"return address {e.depth}")
               for e, idx in found]
     if values:
-        r = truth["results"]
+        r = truth.results
         mine = " ".join(hex_text(f) for f in frames)
-        theirs = " ".join(hex_text(f) for f in r["frames"])
-        values.append(Check("ustack", "frames", {"module": mine, "memory": theirs},
-                            r["frames_pid"] == pid and mine == theirs,
+        theirs = " ".join(hex_text(f) for f in r.frames)
+        values.append(Check("ustack", "frames", {Source.MODULE: mine, Source.MEMORY: theirs},
+                            r.frames_pid == pid and mine == theirs,
                             label="frames in module memory"))
     if names is not None:
         for idx, want in USTACK_CALLERS.items():
             ip = frames[idx] if idx < len(frames) else None
             got = names.get(ip) if ip is not None else None
             values.append(Check("ustack", f"fn/{idx}",
-                                {"module": hex_text(ip), "eu_addr2line": got, "program": want},
+                                {Source.MODULE: hex_text(ip), Source.EU_ADDR2LINE: got,
+                                 Source.PROGRAM: want},
                                 got == want, label=f"frame {idx} function"))
     return values

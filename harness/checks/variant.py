@@ -4,7 +4,7 @@ Each sampler of probe-module has its checks in a module of its own (prio,
 pageblock, blockdev, ustack, writeback, bpf, symbols), each comparing the
 module's claims with oracles independent of it: gdb reading guest memory, the
 scenario file (expected priorities), sysfs, /proc and the guest programs' own
-values. A value no oracle covers yet is reported with agree = None and does not
+values. A value no oracle covers yet is reported UNCHECKED (agree null) and does not
 count towards the verdict. This module only calls them, in report order, and
 adds the rows of the run itself (results header, stress, degraded samplers);
 the sampler modules never import it. drgn's columns (drgn_columns.merge) and
@@ -15,30 +15,31 @@ from dataclasses import dataclass, replace
 from typing import Mapping, Optional
 
 from . import blockdev, bpf, pageblock, prio, symbols, ustack, writeback
+from .enums import Source
 from .model import Check, frozen, hex_text
 from ..guest.dataport import RESULTS_MAGIC
 
 
 def compare_results_header(truth, data=None):
     """gdb found the module's results and stopped inside the snapshot they belong to."""
-    r = truth["results"]
-    stop = truth["stop"]
+    r = truth.results
+    stop = truth.stop
     rows = []
-    for line in (data or {}).get("results", []):
+    for line in data.results if data is not None else ():
         # the module's own &ksymlab_results against gdb's, found through the
         # module's DWARF at the section addresses /sys/module reported
         rows.append(Check("snapshot", "results-address",
-                          {"module": hex_text(line["addr"]), "gdb": hex_text(r.get("addr"))},
-                          line["addr"] == r.get("addr"), label="ksymlab_results address"))
+                          {Source.MODULE: hex_text(line.addr), Source.GDB: hex_text(r.addr)},
+                          line.addr == r.addr, label="ksymlab_results address"))
     return rows + [
         Check("snapshot", "magic",
-              {"module": f"{r['magic']:#x}", "expected": f"{RESULTS_MAGIC:#x}"},
-              r["magic"] == RESULTS_MAGIC, label="ksymlab_results magic"),
+              {Source.MODULE: f"{r.magic:#x}", Source.EXPECTED: f"{RESULTS_MAGIC:#x}"},
+              r.magic == RESULTS_MAGIC, label="ksymlab_results magic"),
         Check("snapshot", "stop-function",
-              {"module": stop["function"], "expected": "ksymlab_snapshot_taken"},
-              stop["function"] == "ksymlab_snapshot_taken", label="gdb stopped in"),
-        Check("snapshot", "sequence", {"module": r["snapshot_seq"], "gdb": stop["seq"]},
-              stop["seq"] is None or stop["seq"] == r["snapshot_seq"],
+              {Source.MODULE: stop.function, Source.EXPECTED: "ksymlab_snapshot_taken"},
+              stop.function == "ksymlab_snapshot_taken", label="gdb stopped in"),
+        Check("snapshot", "sequence", {Source.MODULE: r.snapshot_seq, Source.GDB: stop.seq},
+              stop.seq is None or stop.seq == r.snapshot_seq,
               label="snapshot sequence at the stop"),
     ]
 
@@ -47,19 +48,22 @@ def compare_stress(data, expected_cycles):
     """The insmod/rmmod stress run: every cycle worked, no leak, no warning."""
     if not expected_cycles:
         return []
-    st = data["stress"][0] if data["stress"] else {"cycles": None, "failed": None}
-    values = [Check("stress", "cycles", {"module": st["cycles"], "expected": expected_cycles},
-                    st["cycles"] == expected_cycles),
-              Check("stress", "failed", {"module": st["failed"], "expected": 0},
-                    st["failed"] == 0, label="failed insmod/rmmod")]
-    for k in data["kmemleak"]:
-        values.append(Check("stress", "kmemleak", {"module": k["ksymlab_frames"], "expected": 0},
-                            bool(k["available"]) and k["ksymlab_frames"] == 0,
-                            info={"kmemleak_total": k["leaks"]},
+    st = data.stress[0] if data.stress else None
+    cycles, failed = (st.cycles, st.failed) if st else (None, None)
+    values = [Check("stress", "cycles", {Source.MODULE: cycles, Source.EXPECTED: expected_cycles},
+                    cycles == expected_cycles),
+              Check("stress", "failed", {Source.MODULE: failed, Source.EXPECTED: 0},
+                    failed == 0, label="failed insmod/rmmod")]
+    for k in data.kmemleak:
+        values.append(Check("stress", "kmemleak",
+                            {Source.MODULE: k.ksymlab_frames, Source.EXPECTED: 0},
+                            bool(k.available) and k.ksymlab_frames == 0,
+                            info={"kmemleak_total": k.leaks},
                             label="kmemleak objects with ksymlab frames"))
-    for d in data["dmesg"]:
-        values.append(Check("stress", "dmesg-warnings", {"module": d["warnings"], "expected": 0},
-                            d["warnings"] == 0, label="dmesg warnings"))
+    for d in data.dmesg:
+        values.append(Check("stress", "dmesg-warnings",
+                            {Source.MODULE: d.warnings, Source.EXPECTED: 0},
+                            d.warnings == 0, label="dmesg warnings"))
     return values
 
 
@@ -91,14 +95,15 @@ def compare_variant(data, truth, stress_cycles=0, variant=None, ustack_names=Non
     values += writeback.compare_writeback_states(data, truth)
     values += bpf.compare_bpf_arg13(data, truth)
     values += compare_stress(data, stress_cycles)
-    notes = [f"sampler {u['sampler']} reported itself unavailable" for u in data["unavailable"]]
-    notes += [f"guest error: {e}" for e in data["errors"]]
+    notes = [f"sampler {u.sampler} reported itself unavailable" for u in data.unavailable]
+    notes += [f"guest error: {e}" for e in data.errors]
     return Comparison(
         symbols=tuple(symbols.compare_symbols(data, truth)), values=tuple(values),
-        samplers=frozen({s["name"]: {"available": bool(s["available"]), "missing": s["missing"]}
-                         for s in data["sampler"]}),
-        notes=tuple(notes), guest_errors=tuple(data["errors"]),
-        resolve_ns=next((r["ns"] for r in data["resolve"]), None))
+        # report.json's samplers: {name: {available, missing}}
+        samplers=frozen({s.name: {"available": bool(s.available), "missing": s.missing}
+                         for s in data.sampler}),
+        notes=tuple(notes), guest_errors=data.errors,
+        resolve_ns=next((r.ns for r in data.resolve), None))
 
 
 # The value kinds each sampler of probe-module produces.
@@ -120,18 +125,19 @@ def expect_degraded(found, degraded=()):
     for name, sm in found.samplers.items():
         must_degrade = name in degraded
         rows.append(Check("sampler", name,
-                          {"module": "available" if sm["available"] else
+                          {Source.MODULE: "available" if sm["available"] else
                            f"unavailable ({sm['missing']})",
-                           "expected": "unavailable" if must_degrade else "available"},
+                           Source.EXPECTED: "unavailable" if must_degrade else "available"},
                           sm["available"] != must_degrade,
                           reason=DEGRADED_REASON if must_degrade else None))
     for name in degraded:
         if name not in found.samplers:
-            rows.append(Check("sampler", name, {"module": None, "expected": "unavailable"},
+            rows.append(Check("sampler", name, {Source.MODULE: None,
+                                                Source.EXPECTED: "unavailable"},
                               False, reason=DEGRADED_REASON))
     gone = {k for name in degraded if not found.samplers.get(name, {}).get("available", True)
             for k in SAMPLER_KINDS.get(name, ())}
-    values = tuple(replace(c, agree=None, reason=DEGRADED_REASON)
-                   if c.kind in gone and c.get("module") is None and c.agree is False else c
+    values = tuple(replace(c, agreement=None, reason=DEGRADED_REASON)
+                   if c.kind in gone and c.get(Source.MODULE) is None and c.disagrees else c
                    for c in found.values)
     return replace(found, values=tuple(rows) + values)

@@ -6,6 +6,9 @@ thresholds derived from the dirty sysctls gdb read with the kernel's own
 formula, written out here (global_dirty_thresholds).
 """
 
+from dataclasses import asdict
+
+from .enums import Source
 from .model import Check
 
 # arch/x86/include/asm/page_types.h: PAGE_SHIFT 12 (x86_64, 6.1 and 6.12).
@@ -16,15 +19,15 @@ UINT_MAX = (1 << 32) - 1
 
 def compare_writeback(data, truth):
     values = []
-    for w in data["writeback"]:
-        for key in ("gds_hits", "bdp_hits"):
-            values.append(Check("writeback", key, {"module": w[key], "expected": "> 0"},
-                                w[key] > 0))
-    for d in data["dirtylimit"]:
-        g = truth.get("dirty_limit")
-        values.append(Check("writeback", f"dirty_limit/{d['source']}",
-                            {"module": d["bdp"], "gdb": g}, g is not None and g == d["bdp"],
-                            label=f"dirty_limit ({d['source']})"))
+    for w in data.writeback:
+        for key, hits in (("gds_hits", w.gds_hits), ("bdp_hits", w.bdp_hits)):
+            values.append(Check("writeback", key, {Source.MODULE: hits, Source.EXPECTED: "> 0"},
+                                hits > 0))
+    for d in data.dirtylimit:
+        g = truth.dirty_limit
+        values.append(Check("writeback", f"dirty_limit/{d.source}",
+                            {Source.MODULE: d.bdp, Source.GDB: g}, g is not None and g == d.bdp,
+                            label=f"dirty_limit ({d.source})"))
     return values
 
 
@@ -39,9 +42,7 @@ def global_dirty_thresholds(sysctl):
         bg_thresh = DIV_ROUND_UP(dirty_background_bytes, PAGE_SIZE)
         if (bg_thresh >= thresh) bg_thresh = thresh / 2
     """
-    if not sysctl:
-        return None
-    dirty, background = sysctl.get("vm_dirty_bytes"), sysctl.get("dirty_background_bytes")
+    dirty, background = sysctl.vm_dirty_bytes, sysctl.dirty_background_bytes
     if not dirty or not background:
         return None
     thresh = min(-(-dirty // PAGE_SIZE), UINT_MAX)
@@ -55,38 +56,41 @@ def compare_writeback_states(data, truth):
     """Both thresholds of the last global_dirty_state event and the dirty limit
     each event read, against gdb; a missing line is a failing row, so that a
     sampler that degrades without saying so cannot pass."""
-    w = data["writeback"][0] if data["writeback"] else {}
-    d = data["dirtylimit"][0] if data["dirtylimit"] else {}
-    mem = truth.get("results", {}).get("wb", {})
-    derived = global_dirty_thresholds(truth.get("dirty_sysctl"))
-    vmstat = {v["name"]: v["value"] for v in data.get("vmstat", ())}
+    w = data.writeback[0] if data.writeback else None
+    d = data.dirtylimit[0] if data.dirtylimit else None
+    mem = truth.results.wb
+    derived = global_dirty_thresholds(truth.dirty_sysctl)
+    vmstat = {v.name: v.value for v in data.vmstat}
     values = []
     for i, (key, field, stat) in enumerate((
             ("thresh/background", "background_thresh", "nr_dirty_background_threshold"),
             ("thresh/dirty", "dirty_thresh", "nr_dirty_threshold"))):
-        sources = {"module": w.get(field), "memory": mem.get(field),
-                   "gdb": derived[i] if derived else None}
+        # the same field of the module's line and of its struct ksymlab_wb_sample
+        sources = {Source.MODULE: getattr(w, field) if w else None,
+                   Source.MEMORY: getattr(mem, field),
+                   Source.GDB: derived[i] if derived else None}
         if stat in vmstat:
-            sources["vmstat"] = vmstat[stat]
+            sources[Source.VMSTAT] = vmstat[stat]
         values.append(Check(
             "writeback", key, sources,
-            sources["module"] is not None and len(set(sources.values())) == 1,
-            info={"oracles": {"gdb": "independent: domain_dirty_limits() from the sysctls "
-                                     "gdb read", "vmstat": "same function"},
-                  "sysctl": dict(truth.get("dirty_sysctl") or {})},
+            sources[Source.MODULE] is not None and len(set(sources.values())) == 1,
+            info={"oracles": {Source.GDB: "independent: domain_dirty_limits() from the "
+                                          "sysctls gdb read", Source.VMSTAT: "same function"},
+                  # by name, as gdb.json has always had them (sort_keys)
+                  "sysctl": dict(sorted(asdict(truth.dirty_sysctl).items()))},
             label=f"global_dirty_state {field}"))
-    g = truth.get("dirty_limit")
-    gds = d.get("gds")
+    g = truth.dirty_limit
+    gds = d.gds if d else None
     values.append(Check("writeback", "dirty_limit/gds",
-                        {"module": gds, "memory": mem.get("dirty_limit"), "gdb": g},
-                        gds is not None and g is not None and gds == g == mem.get("dirty_limit"),
+                        {Source.MODULE: gds, Source.MEMORY: mem.dirty_limit, Source.GDB: g},
+                        gds is not None and g is not None and gds == g == mem.dirty_limit,
                         label="dirty_limit (global_dirty_state)"))
     if not d:
         # compare_writeback gives the balance_dirty_pages row only when the
         # module printed one
-        values.append(Check("writeback", "dirty_limit/bdp", {"module": None, "gdb": g}, False,
-                            label="dirty_limit (balance_dirty_pages)"))
+        values.append(Check("writeback", "dirty_limit/bdp", {Source.MODULE: None, Source.GDB: g},
+                            False, label="dirty_limit (balance_dirty_pages)"))
     if not w:
-        values += [Check("writeback", key, {"module": None, "expected": "> 0"}, False)
+        values += [Check("writeback", key, {Source.MODULE: None, Source.EXPECTED: "> 0"}, False)
                    for key in ("gds_hits", "bdp_hits")]
     return values

@@ -28,7 +28,11 @@ END = "KSYMLAB-DATA-END"
 RESULTS_MAGIC = 0x6b73796d
 
 __all__ = ["BEGIN", "END", "RESULTS_MAGIC", "KINDS", "GuestData", "Rows", "parse",
-           "read", "parse_line", "unescape"]
+           "parse_line", "row_dict", "unescape"]
+
+
+class _Bad(Exception):
+    """A malformed line: why, in a few words (parse_line() adds where)."""
 
 
 # ---- one row per kind: harness/guest/assets/init and its programs, probe-module ----
@@ -197,6 +201,15 @@ class Bpf:
     arg1: Optional[int] = None
     writes: Optional[int] = None
     jiffies: Optional[int] = None   # its own bpf_jiffies64()
+
+    def __post_init__(self):
+        # what each result always carries (bpf13.c): a program that ran its
+        # five values, any other result the errno
+        need = ("hits", "value", "arg1", "writes", "jiffies") if self.result == "ok" \
+            else ("errno",)
+        for name in need:
+            if getattr(self, name) is None:
+                raise _Bad(f"{name}: missing (result={self.result})")
 
 
 @dataclass(frozen=True)
@@ -373,21 +386,10 @@ class GuestData(Rows):
     errors: Tuple[str, ...] = ()    # the `error` lines' text
     at: Mapping[int, Rows] = field(default_factory=lambda: MappingProxyType({}))
 
-    def to_dict(self):
-        """The dict parse() gave before it was typed (issue 22): a list of the
-        rows' dicts per kind, a row's None fields left out."""
-        out = {"variant": self.variant,
-               "guest": row_dict(self.guest) if self.guest else {},
-               "at": {n: {k: [row_dict(r) for r in getattr(snap, attr(k))] for k in ROW_KINDS}
-                      for n, snap in self.at.items()}}
-        for k in ROW_KINDS:
-            out[k] = [row_dict(r) for r in getattr(self, attr(k))]
-        out["errors"] = list(self.errors)
-        return out
-
 
 def row_dict(row):
-    """A row's fields as the line gave them: the keys it carried, in schema order."""
+    """A row as JSON (report.json's bench facts): the keys its line carried, in
+    schema order (the order every writer prints them in)."""
     return {f.name: getattr(row, f.name) for f in fields(row)
             if getattr(row, f.name) is not None}
 
@@ -425,10 +427,6 @@ def _schema(cls):
 
 
 SCHEMA = {kind: _schema(cls) for kind, cls in KINDS.items() if kind != "error"}
-
-
-class _Bad(Exception):
-    pass
 
 
 def _row(kind, rest):
@@ -477,12 +475,6 @@ def parse_line(line, lineno=0):
 
 
 def parse(text, partial=False):
-    """The channel as the checks take it today: read(text, partial).to_dict()
-    (they move to GuestData's attributes next, issue 22)."""
-    return read(text, partial).to_dict()
-
-
-def read(text, partial=False):
     """The GuestData of the channel `text`.
 
     partial: the guest is still writing (gdb arms before the end marker).

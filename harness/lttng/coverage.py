@@ -112,9 +112,9 @@ def rows(build_dir, kallsyms, checks, lost=(), counts=None):
             status = f"{n} {feature[1:]} events" if n else f"lost: no {feature[1:]} event"
         else:
             mine = [c for c in checks if c.key.startswith(FEATURE_ROWS[feature])]
-            if feature in lost and all(c.agree for c in mine):
+            if feature in lost and all(c.agrees for c in mine):
                 status = "lost (as expected)"
-            elif mine and all(c.agree for c in mine):
+            elif mine and all(c.agrees for c in mine):
                 status = "works (values agree with the oracles)"
             elif not mine:
                 status = "no evidence"

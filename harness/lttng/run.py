@@ -64,7 +64,7 @@ def run_lttng(variant, tree, vdir, opts, series=None, kallsyms=None, prio=True):
     rows += tuple(symaudit.rows(audit, symchecked, kallsyms))
     rows += coverage.rows(out, kallsyms, rows, variant.lttng_lost, summary["counts"])
     facts["check_s"] = round(time.monotonic() - t0, 1)
-    bad = sum(c.agree is False for c in rows)
+    bad = sum(c.disagrees for c in rows)
     say("lttng", f"{variant.name}: {len(rows)} LTTng rows, {bad} disagree; "
                  f"trace {facts['trace_bytes'] // 1024} KiB")
     return rows, facts

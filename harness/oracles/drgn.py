@@ -4,10 +4,10 @@ This is the harness half (any Python): read() writes drgn-in.json and runs
 the drgn half, harness/oracles/drgn_vmcore.py, as
 `/usr/bin/python3 -m harness.oracles.drgn_vmcore IN OUT` (Debian's
 python3-drgn lives in /usr/bin/python3's dist-packages), logging to drgn.log,
-and reads back its drgn.json. A failure comes back as {"error": ...}, never as
-an exception, so gdb's checks still count and the drgn rows say what is
-missing. What the drgn half reads is listed in its docstring; the JSON is
-harness/oracles/readings.py's DrgnReading.
+and reads back its drgn.json as a DrgnReading (harness/oracles/readings.py).
+A failure comes back as a DrgnReading with only `error` set, never as an
+exception, so gdb's checks still count and the drgn rows say what is
+missing. What the drgn half reads is listed in its docstring.
 
 Also here, because they need no drgn: Bad (the drgn half's one-line failure,
 exit status 43) and symbol_place() (the .ko's symbol table, through readelf).
@@ -16,6 +16,7 @@ exit status 43) and symbol_place() (the .ko's symbol table, through readelf).
 import json
 import subprocess
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from .. import paths
@@ -37,13 +38,15 @@ VMCOREINFO_FROM_GUEST = ("note",)
 
 
 def read(dumped, tree, claims, vdir, variant="", slide=0, keep=True):
-    """Run drgn on the vmcore `dumped` (vmcore.take()); return its JSON or {"error"}.
-    Unless `keep`, a vmcore drgn has read is removed (it is as large as the guest's
-    RAM); one drgn could not read stays for a look."""
+    """Run drgn on the vmcore `dumped` (vmcore.take()); return its DrgnReading (only
+    `error` set when drgn could not read). Unless `keep`, a vmcore drgn has read
+    is removed (it is as large as the guest's RAM); one drgn could not read stays
+    for a look."""
+    failed = DrgnReading.failed
     if not dumped:
-        return {"error": "no vmcore: the snapshot was never held for a dump"}
+        return failed("no vmcore: the snapshot was never held for a dump")
     if dumped.get("error"):
-        return {"error": f"no vmcore: {dumped['error']}"}
+        return failed(f"no vmcore: {dumped['error']}")
     vdir = Path(vdir).resolve()
     in_file, out_file, log = vdir / "drgn-in.json", vdir / "drgn.json", vdir / "drgn.log"
     for f in (out_file, log):
@@ -59,7 +62,7 @@ def read(dumped, tree, claims, vdir, variant="", slide=0, keep=True):
                                              synthesized_vmcoreinfo(tree, slide)))
             synthesized = True
     except (OSError, HarnessError) as e:
-        return {"error": f"{core}: {e}"}
+        return failed(f"{core}: {e}")
     in_file.write_text(json.dumps({
         "vmcore": core, "synthesized": synthesized,
         "vmlinux": str(tree.vmlinux), "module": claims["module"],
@@ -73,21 +76,23 @@ def read(dumped, tree, claims, vdir, variant="", slide=0, keep=True):
     except HarnessError as e:
         if e.message == "interrupted":
             raise
-        return {"error": _last_line(log) or e.message}
+        return failed(_last_line(log) or e.message)
     except (OSError, ValueError) as e:
-        return {"error": f"{out_file}: {e}"}
+        return failed(f"{out_file}: {e}")
     try:
-        DrgnReading.parse(out, str(out_file))
+        reading = DrgnReading.parse(out, str(out_file))
     except HarnessError as e:
-        return {"error": e.message}
-    out["seconds"] = round(time.monotonic() - t0, 2)
+        return failed(e.message)
+    if reading.error:
+        return reading
+    reading = replace(reading, seconds=round(time.monotonic() - t0, 2))
     if not keep:
         for f in {Path(dumped["path"]), Path(core)}:
             f.unlink(missing_ok=True)
-    say("drgn", f"{variant}: read {len(out['tasks'])} tasks, {len(out['pageblocks'])} "
-                f"pageblocks, {len(out['disks'])} block devices from the vmcore in "
-                f"{out['seconds']} s")
-    return out
+    say("drgn", f"{variant}: read {len(reading.tasks)} tasks, {len(reading.pageblocks)} "
+                f"pageblocks, {len(reading.disks)} block devices from the vmcore in "
+                f"{reading.seconds} s")
+    return reading
 
 
 def synthesized_vmcoreinfo(tree, slide=0):
@@ -121,15 +126,15 @@ def _last_line(log):
     return lines[-1] if lines else None
 
 
-def summary(dumped, truth):
+def summary(dumped, reading):
     """What the report states about the vmcore and drgn's read (a variant fact)."""
     out = {k: dumped.get(k) for k in ("format", "bytes", "seconds", "status", "error")
            if dumped.get(k) is not None}
-    if truth.get("error"):
-        out["drgn_error"] = truth["error"]
+    if reading.error:
+        out["drgn_error"] = reading.error
     else:
-        out["drgn_seconds"] = truth.get("seconds")
-        out["vmcoreinfo"] = truth.get("vmcoreinfo", {}).get("present")
+        out["drgn_seconds"] = reading.seconds
+        out["vmcoreinfo"] = reading.vmcoreinfo.present
     return out
 
 

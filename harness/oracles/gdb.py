@@ -19,7 +19,7 @@ VERIFY_SCRIPT = "ksymlab_verify.py"
 # gdbstub is stuck, not slow, even with every guest of a run on 2 busy cores.
 GDB_TIMEOUT = 300
 # The typed record of what each gdb script writes, parsed in finish() (the
-# LTTng stop's reading, ksymlab_lttng.py, has none yet).
+# LTTng stop's reading, ksymlab_lttng.py, has none yet: finish() returns its dict).
 READINGS = {VERIFY_SCRIPT: GdbReading}
 
 # The names the guest reports on its data port (written by the kernel under
@@ -53,7 +53,10 @@ def gdb_claims(claims):
 
 
 def notes(reading):
-    """What gdb's reading says the report should note (stated values, refused names)."""
+    """What gdb's reading (a GdbReading, or the LTTng stop's dict) says the report
+    should note (stated values, refused names)."""
+    if isinstance(reading, GdbReading):
+        return reading.notes
     return tuple(reading.get("notes", ()))
 
 
@@ -146,7 +149,8 @@ class GdbSession:
         say("gdb", f"{self.tree.variant}: breakpoint on {self.WHERE} set")
 
     def finish(self):
-        """Wait for gdb to read the snapshot and detach; return its JSON result."""
+        """Wait for gdb to read the snapshot and detach; return its reading: the
+        typed record of READINGS (a GdbReading), else the JSON as gdb wrote it."""
         end = self.started + self.timeout
         while self.proc.poll() is None:
             if time.monotonic() > end:
@@ -163,16 +167,17 @@ class GdbSession:
         except ValueError as e:
             raise HarnessError("gdb", f"{self.out_file}: not JSON ({e})", self.log) from e
         self._add_refused(result)
-        reading = READINGS.get(self.SCRIPT)
-        if reading is not None:
+        record = READINGS.get(self.SCRIPT)
+        reading = result
+        if record is not None:
             try:
-                reading.parse(result, str(self.out_file))
+                reading = record.parse(result, str(self.out_file))
             except HarnessError as e:
                 raise HarnessError(e.step, e.message, self.log) from None
-        say("gdb", f"{self.tree.variant}: {self.summary(result)}")
-        for text in notes(result):
+        say("gdb", f"{self.tree.variant}: {self.summary(reading)}")
+        for text in notes(reading):
             say("gdb", f"{self.tree.variant}: note: {text}")
-        return result
+        return reading
 
     def _add_refused(self, result):
         """The names gdb was not given (gdb_claims()): None among its symbols,
@@ -187,10 +192,10 @@ class GdbSession:
         result.setdefault("notes", []).extend(f"symbol {n!r} from the guest: {why}"
                                               for n, why in self.refused.items())
 
-    def summary(self, result):
-        """One progress line about what gdb read."""
-        return (f"read {len(result['symbols'])} symbols, {len(result['tasks'])} tasks, "
-                f"{len(result['pageblocks'])} pageblocks from guest memory at the snapshot")
+    def summary(self, reading):
+        """One progress line about what gdb read (its GdbReading)."""
+        return (f"read {len(reading.symbols)} symbols, {len(reading.tasks)} tasks, "
+                f"{len(reading.pageblocks)} pageblocks from guest memory at the snapshot")
 
     def _release_if_held(self):
         """gdb holds the guest at the snapshot: run at_snapshot once, then let gdb go on."""

@@ -18,61 +18,62 @@ nature says so (EXEMPT) and is reported unchecked, with the reason.
 
 from dataclasses import replace
 
+from ..checks.enums import Label, Source
 from ..checks.model import Check
 
-CLAIM = "the claim"
-SAME_FUNCTION = "same function"
-SAME_DATA = "same data"
-MEMORY = "independent (memory)"
-EXPECTED = "independent (expected)"
-FILE = "independent (file)"
-INDEPENDENT = (MEMORY, EXPECTED, FILE)
+CLAIM = Label.CLAIM
+SAME_FUNCTION = Label.SAME_FUNCTION
+SAME_DATA = Label.SAME_DATA
+MEMORY = Label.MEMORY
+EXPECTED = Label.EXPECTED
+FILE = Label.FILE
+INDEPENDENT = tuple(lab for lab in Label if lab.independent)
 
 # source -> (label, what it shares with the module). This text and EXEMPT's are
 # report.json content: a module renamed since (compare.expected_prio, now
 # oracles/sched_prio.py; compare_states, now checks/writeback.py and bpf.py) keeps
 # its old name there, so that a report stays comparable with earlier runs.
 LABELS = {
-    "module": (CLAIM, "is the module: its text output on the data port"),
-    "memory": (CLAIM, "is the module: its ksymlab_results, as gdb reads them"),
-    "drgn_memory": (CLAIM, "is the module: its ksymlab_results, as drgn reads them "
-                           "from the vmcore"),
-    "gdb": (MEMORY, "nothing at run time: gdb reads guest memory through QEMU's gdbstub "
-                    "with vmlinux's symbols and DWARF and its own arithmetic"),
-    "gdb_bitmap": (MEMORY, "nothing at run time: gdb reads mem_section[]->usage->"
-                           "pageblock_flags itself"),
-    "gdb_class": (MEMORY, "nothing at run time: gdb walks the block class's klist itself"),
-    "drgn": (MEMORY, "nothing at run time: drgn reads the vmcore QEMU wrote at the same "
-                     "instant, with its own helpers (for_each_task, pfn_to_page, block "
-                     "part_name/part_devt) and vmlinux's DWARF"),
-    "proc_stat": (SAME_FUNCTION, "task_prio(): fs/proc/array.c do_task_stat() calls it for "
-                                 "field 18, as the module's prio sampler does"),
-    "pagetypeinfo": (SAME_FUNCTION, "get_pfnblock_flags_mask(): mm/vmstat.c counts blocks "
-                                    "by get_pageblock_migratetype(), which calls it, as "
-                                    "the module's migratetype sampler does"),
-    "proc_kallsyms": (SAME_DATA, "the kallsyms tables that kallsyms_lookup_name() reads in "
-                                 "the kallsyms and stock modes"),
-    "sysfs": (SAME_DATA, "the block class's devices and the same block_device fields "
-                         "(dev_t, bd_nr_sectors via bdev_nr_sectors()) the module reads; "
-                         "and, for the whole flag, the partition attribute a partition has; "
-                         "only the walk (sysfs directories) and formatting are sysfs's own"),
-    "scenario": (EXPECTED, "nothing: the priority the scenario asks for, computed from the "
-                           "policy and value (compare.expected_prio), and that policy"),
-    "expected": (EXPECTED, "nothing: what the variant, the series or the design says the "
-                           "value must be"),
-    "program": (EXPECTED, "nothing: the guest program's own __builtin_return_address()es"),
-    "eu_addr2line": (FILE, "nothing: elfutils names frames from the guest program's ELF "
-                           "on the host"),
-    "guest": (SAME_DATA, "the guest's own view (sysfs) of what the oracle needs"),
-    "vmstat": (SAME_FUNCTION, "global_dirty_limits() -> domain_dirty_limits(): "
-                              "/proc/vmstat's nr_dirty(_background)_threshold and the "
-                              "global_dirty_state event compute the thresholds there"),
-    "program_jiffies": (EXPECTED, "nothing: the BPF program's own bpf_jiffies64() in the "
-                                  "same run, a bound"),
-    "gdb_initial_jiffies": (MEMORY, "nothing at run time: INITIAL_JIFFIES from HZ in the "
-                                    "tree's .config, a bound"),
-    "gdb_jiffies": (MEMORY, "nothing at run time: jiffies_64 as gdb reads it at the "
-                            "snapshot, a bound"),
+    Source.MODULE: (CLAIM, "is the module: its text output on the data port"),
+    Source.MEMORY: (CLAIM, "is the module: its ksymlab_results, as gdb reads them"),
+    Source.DRGN_MEMORY: (CLAIM, "is the module: its ksymlab_results, as drgn reads them from the "
+                                "vmcore"),
+    Source.GDB: (MEMORY, "nothing at run time: gdb reads guest memory through QEMU's gdbstub with "
+                         "vmlinux's symbols and DWARF and its own arithmetic"),
+    Source.GDB_BITMAP: (MEMORY, "nothing at run time: gdb reads "
+                                "mem_section[]->usage->pageblock_flags itself"),
+    Source.GDB_CLASS: (MEMORY, "nothing at run time: gdb walks the block class's klist itself"),
+    Source.DRGN: (MEMORY, "nothing at run time: drgn reads the vmcore QEMU wrote at the same "
+                          "instant, with its own helpers (for_each_task, pfn_to_page, block "
+                          "part_name/part_devt) and vmlinux's DWARF"),
+    Source.PROC_STAT: (SAME_FUNCTION, "task_prio(): fs/proc/array.c do_task_stat() calls it for "
+                                      "field 18, as the module's prio sampler does"),
+    Source.PAGETYPEINFO: (SAME_FUNCTION, "get_pfnblock_flags_mask(): mm/vmstat.c counts blocks by "
+                                         "get_pageblock_migratetype(), which calls it, as the "
+                                         "module's migratetype sampler does"),
+    Source.PROC_KALLSYMS: (SAME_DATA, "the kallsyms tables that kallsyms_lookup_name() reads in "
+                                      "the kallsyms and stock modes"),
+    Source.SYSFS: (SAME_DATA, "the block class's devices and the same block_device fields (dev_t, "
+                              "bd_nr_sectors via bdev_nr_sectors()) the module reads; and, for "
+                              "the whole flag, the partition attribute a partition has; only the "
+                              "walk (sysfs directories) and formatting are sysfs's own"),
+    Source.SCENARIO: (EXPECTED, "nothing: the priority the scenario asks for, computed from the "
+                                "policy and value (compare.expected_prio), and that policy"),
+    Source.EXPECTED: (EXPECTED, "nothing: what the variant, the series or the design says the "
+                                "value must be"),
+    Source.PROGRAM: (EXPECTED, "nothing: the guest program's own __builtin_return_address()es"),
+    Source.EU_ADDR2LINE: (FILE, "nothing: elfutils names frames from the guest program's ELF on "
+                                "the host"),
+    Source.GUEST: (SAME_DATA, "the guest's own view (sysfs) of what the oracle needs"),
+    Source.VMSTAT: (SAME_FUNCTION, "global_dirty_limits() -> domain_dirty_limits(): "
+                                   "/proc/vmstat's nr_dirty(_background)_threshold and the "
+                                   "global_dirty_state event compute the thresholds there"),
+    Source.PROGRAM_JIFFIES: (EXPECTED, "nothing: the BPF program's own bpf_jiffies64() in the "
+                                       "same run, a bound"),
+    Source.GDB_INITIAL_JIFFIES: (MEMORY, "nothing at run time: INITIAL_JIFFIES from HZ in the "
+                                         "tree's .config, a bound"),
+    Source.GDB_JIFFIES: (MEMORY, "nothing at run time: jiffies_64 as gdb reads it at the "
+                                 "snapshot, a bound"),
 }
 
 # The sources of the LTTng rows (kind "lttng", harness/lttng/checks.py): there
@@ -80,33 +81,32 @@ LABELS = {
 # above keep their meaning (gdb reads at its stop in the LTTng guest,
 # harness/lttng/gdbstop.py).
 LABELS.update({
-    "lttng": (CLAIM, "is LTTng: what its trace recorded"),
-    "lttng prio context": (CLAIM, "is LTTng: its prio context, task_prio() as LTTng found it"),
-    "lttng callstack_user": (CLAIM, "is LTTng: its callstack-user context, "
-                                    "stack_trace_save_user() as LTTng found it"),
-    "lttng statedump": (CLAIM, "is LTTng: its block device statedump, a walk of block_class "
-                               "and disk_type as LTTng found them"),
-    "lttng last event before the stop": (CLAIM, "is LTTng: the dirty limit its last writeback "
-                                                "event before gdb's stop recorded"),
-    "lttng syscall_entry_sethostname": (CLAIM, "is LTTng: the tid of the event that marks "
-                                               "gdb's stop in the trace"),
-    "sched_switch prev_prio": (SAME_DATA, "task->prio, which task_prio() reads too; LTTng's "
-                                          "own sched_switch probe records prev->prio - "
-                                          "MAX_RT_PRIO without task_prio()"),
-    "/proc/partitions": (SAME_DATA, "the block class's disks and partitions: block/genhd.c "
-                                    "walks block_class by disk_type, as the statedump does"),
-    "ftrace": (SAME_DATA, "global_wb_domain and the same tracepoint call: the kernel's own "
-                          "ftrace event beside LTTng's probe, not through LTTng's lookup"),
-    "guest lsmod": (SAME_DATA, "the guest's /proc/modules: whether LTTng's kmem probe loaded"),
-    "gfp_migratetype(gfp_flags)": (EXPECTED, "nothing: the migratetype the allocation's gfp "
-                                             "flags ask for, computed on the host from the "
-                                             "event's own gfp_flags"),
-    "gdb_wb_domain": (MEMORY, "nothing at run time: gdb reads global_wb_domain.dirty_limit "
-                              "at its stop with vmlinux's DWARF"),
-    "symcheck audit": (FILE, "nothing at run time: symcheck reads the code and relocations "
-                             "of the LTTng .ko files on the host"),
-    "symcheck check": (FILE, "nothing at run time: symcheck compares the LTTng .ko imports "
-                             "with the tree's Module.symvers and vmlinux on the host"),
+    Source.LTTNG: (CLAIM, "is LTTng: what its trace recorded"),
+    Source.LTTNG_PRIO_CONTEXT: (CLAIM, "is LTTng: its prio context, task_prio() as LTTng found it"),
+    Source.LTTNG_CALLSTACK_USER: (CLAIM, "is LTTng: its callstack-user context, "
+                                         "stack_trace_save_user() as LTTng found it"),
+    Source.LTTNG_STATEDUMP: (CLAIM, "is LTTng: its block device statedump, a walk of block_class "
+                                    "and disk_type as LTTng found them"),
+    Source.LTTNG_LAST_EVENT: (CLAIM, "is LTTng: the dirty limit its last writeback event before "
+                                     "gdb's stop recorded"),
+    Source.LTTNG_SETHOSTNAME: (CLAIM, "is LTTng: the tid of the event that marks gdb's stop in "
+                                      "the trace"),
+    Source.SCHED_SWITCH_PREV_PRIO: (SAME_DATA, "task->prio, which task_prio() reads too; LTTng's "
+                                               "own sched_switch probe records prev->prio - "
+                                               "MAX_RT_PRIO without task_prio()"),
+    Source.PROC_PARTITIONS: (SAME_DATA, "the block class's disks and partitions: block/genhd.c "
+                                        "walks block_class by disk_type, as the statedump does"),
+    Source.FTRACE: (SAME_DATA, "global_wb_domain and the same tracepoint call: the kernel's own "
+                               "ftrace event beside LTTng's probe, not through LTTng's lookup"),
+    Source.GUEST_LSMOD: (SAME_DATA, "the guest's /proc/modules: whether LTTng's kmem probe loaded"),
+    Source.GFP_MIGRATETYPE: (EXPECTED, "nothing: the migratetype the allocation's gfp flags ask "
+                                       "for, computed on the host from the event's own gfp_flags"),
+    Source.GDB_WB_DOMAIN: (MEMORY, "nothing at run time: gdb reads global_wb_domain.dirty_limit "
+                                   "at its stop with vmlinux's DWARF"),
+    Source.SYMCHECK_AUDIT: (FILE, "nothing at run time: symcheck reads the code and relocations "
+                                  "of the LTTng .ko files on the host"),
+    Source.SYMCHECK_CHECK: (FILE, "nothing at run time: symcheck compares the LTTng .ko imports "
+                                  "with the tree's Module.symvers and vmlinux on the host"),
 })
 
 # (value kind, row kind, which rows of that kind)
@@ -145,12 +145,13 @@ REQUIRED = 2
 
 
 def label(source):
-    return LABELS.get(source, ("unlabelled", "not described in harness/oracles/labels.py"))
+    """(Label, what it shares) of a source name."""
+    return LABELS.get(source, (Label.UNLABELLED, "not described in harness/oracles/labels.py"))
 
 
 def table():
     """The label table for the report: [{source, label, shares, counts}]."""
-    return [{"source": s, "label": lab, "shares": shares, "counts": lab in INDEPENDENT}
+    return [{"source": str(s), "label": str(lab), "shares": shares, "counts": lab.independent}
             for s, (lab, shares) in LABELS.items()]
 
 
@@ -161,12 +162,12 @@ def coverage(rows):
         names += [s for s in c.sources if s not in names]
     good, other = [], []
     for s in names:
-        if label(s)[0] not in INDEPENDENT:
+        if not label(s)[0].independent:
             other.append(s)
             continue
         # A row that disagrees fails on its own; here a source counts when it
         # gave a value on a row that agrees.
-        if any(c.agree is True and c.sources.get(s) is not None for c in rows):
+        if any(c.agrees and c.sources.get(s) is not None for c in rows):
             good.append(s)
         else:
             other.append(s)
@@ -178,14 +179,14 @@ def coverage_rows(symbols, values):
     for name, kind, pick in VALUE_KINDS:
         pool = symbols if kind == "symbol" else values
         rows = [c for c in pool if c.kind == kind and pick(c.key)]
-        if not rows or all(c.agree is None for c in rows):
+        if not rows or all(c.unchecked for c in rows):
             continue            # no such rows (a sampler degraded as expected, no BPF rows)
         good, other = coverage(rows)
         exempt = EXEMPT.get(name)
         out.append(Check(
             "oracles", name,
-            {"independent": ", ".join(good) or "none", "other": ", ".join(other) or "none",
-             "required": REQUIRED},
+            {Source.INDEPENDENT: ", ".join(good) or "none",
+             Source.OTHER: ", ".join(other) or "none", Source.REQUIRED: REQUIRED},
             None if exempt else len(good) >= REQUIRED,
             reason=exempt or (None if len(good) >= REQUIRED else
                               f"fewer than {REQUIRED} independent oracles agree"),

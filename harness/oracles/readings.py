@@ -9,22 +9,24 @@ value of another type raises HarnessError("gdb" or "drgn") with one line that
 names the key (`gdb.json: results.prio[3].pid: missing`), instead of a KeyError
 later or a silent None in a row.
 
-The checks (harness/checks/) still take the dicts: to_dict() gives back the
-dict a record was parsed from. Each field says where in the kernel (or in the
-probe module's struct ksymlab_results, probe-module/ksymlab.h) its value is read.
+The checks (harness/checks/) read the records' attributes: a key the
+producer may leave out is Optional (None), never one the parse let slip;
+keys a record does not name are not read. Each field says where in the
+kernel (or in the probe module's struct ksymlab_results,
+probe-module/ksymlab.h) its value is read.
 """
 
-import copy
 import json
-from dataclasses import MISSING, dataclass, field, fields, replace
+from dataclasses import MISSING, dataclass, field, fields
 from types import MappingProxyType
 from typing import Any, Callable, Mapping, Optional, Tuple
 
 from ..errors import HarnessError
 
 __all__ = ["GdbReading", "DrgnReading", "GdbSnapshot", "ModuleResults", "PrioSample",
-           "PageblockSample", "BdevSample", "Stop", "GdbTask", "GdbPageblock",
-           "BlockClassDevice", "Vmcoreinfo", "DrgnTask", "DrgnPageblock", "DrgnDisk"]
+           "PageblockSample", "BdevSample", "WbSample", "Stop", "DirtySysctl", "GdbTask",
+           "GdbPageblock", "BlockClassDevice", "Vmcoreinfo", "DrgnTask", "DrgnPageblock",
+           "DrgnDisk"]
 
 
 # ---- checking one JSON value ----
@@ -110,30 +112,23 @@ def _f(check: Callable, key: Optional[str] = None, default: Any = MISSING, requi
 
 
 class _Parsed:
-    """parse() and to_dict() of a top-level reading."""
+    """parse() of a top-level reading."""
     STEP = ""
     SOURCE = ""
 
     @classmethod
     def parse(cls, d, source=None):
-        """The record of the reading `d`; HarnessError(STEP) naming the first bad key."""
+        """The record of the reading `d`; HarnessError(STEP) naming the first bad key.
+        The record shares nothing with `d` (lists become tuples, objects read-only
+        mappings), so it cannot change after the parse."""
         try:
-            reading = cls._parse(d)
+            return cls._parse(d)
         except _Bad as e:
             raise HarnessError(cls.STEP, f"{source or cls.SOURCE}: {e}") from None
-        return replace(reading, _raw=copy.deepcopy(d))
 
     @classmethod
     def _parse(cls, d):
         return _record(cls, d, "")
-
-    def to_dict(self) -> dict:
-        """The dict this record was parsed from, as the checks take it today."""
-        return copy.deepcopy(self._raw)
-
-
-def _raw_field():
-    return field(default=None, repr=False, compare=False)
 
 
 # ---- the probe module's ksymlab_results, as both oracles read it ----
@@ -165,6 +160,17 @@ class BdevSample:
 
 
 @dataclass(frozen=True)
+class WbSample:
+    """struct ksymlab_wb_sample of ksymlab_results.wb (the writeback tracepoint probes)."""
+    global_dirty_state_hits: int = _f(INT)      # u64: global_dirty_state events seen
+    balance_dirty_pages_hits: int = _f(INT)     # u64: balance_dirty_pages events seen
+    dirty_limit: int = _f(INT)      # unsigned long: the domain's dirty_limit (global_dirty_state)
+    dirty_thresh: int = _f(INT)     # unsigned long: the last global_dirty_state's thresholds
+    background_thresh: int = _f(INT)
+    bdp_limit: int = _f(INT)        # unsigned long: the dirty limit balance_dirty_pages saw
+
+
+@dataclass(frozen=True)
 class ModuleResults:
     """struct ksymlab_results, the module's claims in its own memory."""
     addr: int = _f(INT)             # &ksymlab_results
@@ -175,8 +181,7 @@ class ModuleResults:
     bdevs: Tuple[BdevSample, ...] = _f(list_of(record(BdevSample)))       # bdevs[nr_bdevs]
     frames_pid: int = _f(INT)       # pid_t frames_pid: whose user stack frames[] is
     frames: Tuple[int, ...] = _f(list_of(INT))      # unsigned long frames[nr_frames]
-    # struct ksymlab_wb_sample wb, member by member (the writeback tracepoint probes)
-    wb: Mapping[str, int] = _f(map_of(INT))
+    wb: WbSample = _f(record(WbSample))     # struct ksymlab_wb_sample wb
 
 
 # ---- gdb: gdbscripts/ksymlab_verify.py ----
@@ -222,6 +227,15 @@ class BlockClassDevice:
 
 
 @dataclass(frozen=True)
+class DirtySysctl:
+    """The dirty sysctls of mm/page-writeback.c, as gdb reads the variables."""
+    vm_dirty_bytes: int = _f(INT)
+    dirty_background_bytes: int = _f(INT)
+    vm_dirty_ratio: int = _f(INT)
+    dirty_background_ratio: int = _f(INT)
+
+
+@dataclass(frozen=True)
 class GdbSnapshot:
     """What gdb read at one stop in ksymlab_snapshot_taken()."""
     stop: Stop = _f(record(Stop))
@@ -248,9 +262,7 @@ class GdbReading(_Parsed):
     block_class: Tuple[BlockClassDevice, ...] = _f(list_of(record(BlockClassDevice)))
     dirty_limit: int = _f(INT)      # global_wb_domain.dirty_limit (struct wb_domain)
     global_wb_domain: Optional[int] = _f(optional(INT))        # &global_wb_domain
-    # mm/page-writeback.c: vm_dirty_bytes, dirty_background_bytes, vm_dirty_ratio,
-    # dirty_background_ratio
-    dirty_sysctl: Mapping[str, int] = _f(map_of(INT))
+    dirty_sysctl: DirtySysctl = _f(record(DirtySysctl))
     jiffies: int = _f(INT)          # jiffies_64
     config_hz: Optional[int] = _f(optional(INT))   # CONFIG_HZ of the .config beside vmlinux
     snapshots: Tuple[GdbSnapshot, ...] = _f(list_of(record(GdbSnapshot)))
@@ -258,7 +270,6 @@ class GdbReading(_Parsed):
     notes: Tuple[str, ...] = _f(list_of(STR), default=())
     symbol_errors: Mapping[str, str] = _f(map_of(STR),
                                           default_factory=lambda: MappingProxyType({}))
-    _raw: dict = _raw_field()
 
 
 # ---- drgn: harness/oracles/drgn_vmcore.py ----
@@ -330,7 +341,11 @@ class DrgnReading(_Parsed):
     global_wb_domain: int = _done(INT)   # &global_wb_domain
     # how long the read took (the harness adds it; drgn.json on disk has none)
     seconds: Optional[float] = _f(optional(NUMBER), default=None)
-    _raw: dict = _raw_field()
+
+    @classmethod
+    def failed(cls, message):
+        """The reading of a drgn that could not read: only `error`."""
+        return cls(error=message)
 
     @classmethod
     def _parse(cls, d):

@@ -59,3 +59,20 @@ def gdb_reading():
 
 def drgn_reading():
     return json.loads(json.dumps(DRGN))
+
+
+def results(**keys):
+    """ksymlab_results as gdb.json and drgn.json have it: RESULTS, `keys` replaced."""
+    return {**json.loads(json.dumps(RESULTS)), **keys}
+
+
+def snapshot(seq, **keys):
+    """One stop of gdb.json's snapshots[]: in ksymlab_snapshot_taken with `seq`, the
+    results of that snapshot, no task, no pageblock; `keys` replaced."""
+    return {"stop": dict(STOP, seq=seq), "results": results(snapshot_seq=seq), "tasks": {},
+            "pageblocks": [], **keys}
+
+
+def gdb_json(**keys):
+    """gdb.json: GDB with the top-level `keys` replaced (a copy)."""
+    return {**gdb_reading(), **keys}

@@ -1,9 +1,13 @@
+from dataclasses import replace
+
 import pytest
 
 from harness.checks import symbols, variant
+from harness.checks.enums import Agreement
 from harness.guest import dataport
 from harness.checks.model import VariantResult
 from harness.oracles import sched_prio
+from harness.oracles.readings import GdbReading
 
 BASE = [
     "symbol name=task_prio addr=0x1000 method=export",
@@ -44,13 +48,20 @@ def data(prio=25, movable=2, p1=8192, bdp=9, f2="0x401b3c", kaddr="1000", statpr
     return dataport.parse(text)
 
 
-TRUTH = {"symbols": {"task_prio": 0x1000}, "dirty_limit": 510,
+def block(pfn, mt, zone="DMA32", online=True):
+    """A pageblock of gdb's bitmap read (gdb.json pageblocks[]), skip bit clear."""
+    return {"node": 0, "zone": zone, "zid": 0, "pfn": pfn, "mt": mt, "raw": mt, "skip": False,
+            "online": online}
+
+
+# gdb.json as far as these tests need it; with_memory() adds the module's
+# results and reading() parses it, as GdbSession.finish() does.
+TRUTH = {"symbols": {"task_prio": 0x1000}, "_text": None, "dirty_limit": 510,
+         "global_wb_domain": None, "snapshots": [],
          "tasks": {"1": {"prio": 20, "comm": "init", "policy": 0},
                    "7": {"prio": 25, "comm": "sleep", "policy": 0}},
          "stop": {"function": "ksymlab_snapshot_taken", "pc": 0xffffffffc0000010, "seq": 1},
-         "pageblocks": [{"node": 0, "zone": "DMA32", "zid": 0, "pfn": 0, "mt": 0},
-                        {"node": 0, "zone": "DMA32", "zid": 0, "pfn": 0x400, "mt": 1},
-                        {"node": 0, "zone": "DMA32", "zid": 0, "pfn": 0x800, "mt": 1}],
+         "pageblocks": [block(0, 0), block(0x400, 1), block(0x800, 1)],
          "block_class": [{"name": "ram0", "type": "disk", "dev": "1:0", "sectors": 32768,
                           "partno": 0},
                          {"name": "ram0p1", "type": "part", "dev": "1:1", "sectors": 8192,
@@ -62,24 +73,31 @@ TRUTH = {"symbols": {"task_prio": 0x1000}, "dirty_limit": 510,
 
 
 def with_memory(d, truth):
-    """The module's results structure as gdb reads it: by default what its text says."""
+    """gdb.json with the module's results structure as gdb reads it: by default
+    what its text (the GuestData d) says; a sample it has no line of is 0."""
     t = dict(truth)
-    w = d["writeback"][0] if d["writeback"] else {}
-    dl = d["dirtylimit"][0] if d["dirtylimit"] else {}
+    w = d.writeback[0] if d.writeback else None
+    dl = d.dirtylimit[0] if d.dirtylimit else None
     if "results" not in t:
         t["results"] = {
             "magic": dataport.RESULTS_MAGIC, "snapshot_seq": 1, "addr": 0xffffffffc0002480,
-            "prio": [{"pid": p["pid"], "prio": p["prio"], "policy": p["policy"],
-                      "comm": p["comm"]} for p in d["prio"]],
-            "pageblocks": [{"node": p["node"], "pfn": p["pfn"], "zid": 0, "mt": p["mt"]}
-                           for p in d["pageblock"]],
-            "bdevs": [{"name": b["name"], "dev": b["dev"], "sectors": b["sectors"]}
-                      for b in d["bdev"]],
-            "frames_pid": 70, "frames": [f["ip"] for f in d["frame"]],
-            "wb": {"background_thresh": w.get("background_thresh"),
-                   "dirty_thresh": w.get("dirty_thresh"), "dirty_limit": dl.get("gds"),
-                   "bdp_limit": dl.get("bdp")}}
+            "prio": [{"pid": p.pid, "prio": p.prio, "policy": p.policy, "comm": p.comm}
+                     for p in d.prio],
+            "pageblocks": [{"node": p.node, "pfn": p.pfn, "zid": 0, "mt": p.mt}
+                           for p in d.pageblock],
+            "bdevs": [{"name": b.name, "dev": b.dev, "sectors": b.sectors} for b in d.bdev],
+            "frames_pid": 70, "frames": [f.ip for f in d.frame],
+            "wb": {"global_dirty_state_hits": w.gds_hits if w else 0,
+                   "balance_dirty_pages_hits": w.bdp_hits if w else 0,
+                   "background_thresh": w.background_thresh if w else 0,
+                   "dirty_thresh": w.dirty_thresh if w else 0,
+                   "dirty_limit": dl.gds if dl else 0, "bdp_limit": dl.bdp if dl else 0}}
     return t
+
+
+def reading(t):
+    """The GdbReading of gdb.json `t`."""
+    return GdbReading.parse(t)
 
 
 def as_report(found):
@@ -90,7 +108,7 @@ def as_report(found):
 
 
 def cmp(d, truth=TRUTH, **kw):
-    return as_report(variant.compare_variant(d, with_memory(d, truth), **kw))
+    return as_report(variant.compare_variant(d, reading(with_memory(d, truth)), **kw))
 
 
 def failing(r):
@@ -124,7 +142,8 @@ def test_gdb_missing_symbol_fails():
 
 
 def test_scenario_oracle_catches_value_both_sides_share():
-    truth = dict(TRUTH, tasks={"1": {"prio": 20, "policy": 0}, "7": {"prio": 26, "policy": 0}})
+    truth = dict(TRUTH, tasks={"1": {"prio": 20, "comm": "init", "policy": 0},
+                               "7": {"prio": 26, "comm": "sleep", "policy": 0}})
     r = cmp(data(prio=26), truth)
     # module and gdb agree on 26, but nice 5 must be 25
     assert failing(r) == [("prio", "pid 7")]
@@ -174,11 +193,13 @@ def test_unresolved_symbol_is_unchecked_not_failed():
 
 def test_symcheck_values():
     clean = {"check": [], "audit": [{"what": "kallsyms_lookup_name"}]}
-    assert all(v.agree for v in symbols.compare_symcheck(clean, "kallsyms"))
+    assert all(v.agrees for v in symbols.compare_symcheck(clean, "kallsyms"))
     # an exports-mode module must not need kallsyms at all
-    assert [v.agree for v in symbols.compare_symcheck(clean, "exports")] == [True, False]
+    agree, disagree = Agreement.AGREE, Agreement.DISAGREE
+    assert [v.agreement for v in symbols.compare_symcheck(clean, "exports")] == [agree,
+                                                                                 disagree]
     bad = {"check": [{"message": "needs unknown symbol task_prio"}], "audit": []}
-    assert [v.agree for v in symbols.compare_symcheck(bad, "exports")] == [False, True]
+    assert [v.agreement for v in symbols.compare_symcheck(bad, "exports")] == [disagree, agree]
 
 
 def test_snapshot_and_gdb_are_one_instant_so_any_task_difference_fails():
@@ -186,9 +207,10 @@ def test_snapshot_and_gdb_are_one_instant_so_any_task_difference_fails():
     r = cmp(data(extra=["prio pid=43 policy=0 prio=20 comm=kthreadd"]))
     assert failing(r) == [("prio", "pid 43")]
     # in guest memory, missed by the module
-    truth = dict(TRUTH, tasks=dict(TRUTH["tasks"], **{"9": {"prio": 20, "comm": "kworker"}}))
+    kworker = {"prio": 20, "comm": "kworker", "policy": 0}
+    truth = dict(TRUTH, tasks=dict(TRUTH["tasks"], **{"9": kworker}))
     assert failing(cmp(data(), truth)) == [("prio", "pid 9")]
-    truth = dict(TRUTH, tasks={"1": {"prio": 20}})        # scenario pid 7 vanished
+    truth = dict(TRUTH, tasks={"1": TRUTH["tasks"]["1"]})        # scenario pid 7 vanished
     assert ("prio", "pid 7") in failing(cmp(data(), truth))
 
 
@@ -199,7 +221,7 @@ def test_module_memory_must_equal_its_text():
     truth["results"]["pageblocks"][2]["mt"] = 0
     truth["results"]["bdevs"][1]["sectors"] = 1
     truth["results"]["frames"] = truth["results"]["frames"][:-1]
-    assert failing(as_report(variant.compare_variant(d, truth))) == [
+    assert failing(as_report(variant.compare_variant(d, reading(truth)))) == [
         ("prio", "pid 7"), ("pageblock", "DMA32 pfn 0x800"), ("blockdev", "ram0p1"),
         ("ustack", "frames in module memory")]
 
@@ -210,8 +232,7 @@ def test_pageblock_bitmap_is_an_oracle_for_each_block_and_the_histogram():
     r = cmp(data(), dict(TRUTH, pageblocks=blocks))
     assert failing(r) == [("pageblock", "DMA32 pfn 0x400"), ("migratetype", "zone DMA32 mt 1")]
     # a pageblock the module skipped
-    blocks = TRUTH["pageblocks"] + [{"node": 0, "zone": "DMA32", "zid": 0, "pfn": 0xc00,
-                                     "mt": 1}]
+    blocks = TRUTH["pageblocks"] + [block(0xc00, 1)]
     assert ("pageblock", "DMA32 pfn 0xc00") in failing(cmp(data(), dict(TRUTH,
                                                                         pageblocks=blocks)))
 
@@ -226,12 +247,13 @@ def test_snapshot_header():
     d = data()
     truth = with_memory(d, TRUTH)
     truth["results"]["magic"] = 0
-    assert failing(as_report(variant.compare_variant(d, truth))) == [("snapshot", "ksymlab_results magic")]
+    assert failing(as_report(variant.compare_variant(d, reading(truth)))) == [
+        ("snapshot", "ksymlab_results magic")]
     # gdb found the structure somewhere else than the module says it is
     truth = with_memory(d, TRUTH)
     truth["results"]["addr"] += 0x40
-    assert failing(as_report(variant.compare_variant(d, truth))) == [("snapshot",
-                                                           "ksymlab_results address")]
+    assert failing(as_report(variant.compare_variant(d, reading(truth)))) == [
+        ("snapshot", "ksymlab_results address")]
     truth = dict(TRUTH, stop={"function": "native_safe_halt", "pc": 1, "seq": None})
     assert failing(cmp(d, truth)) == [("snapshot", "gdb stopped in")]
     truth = dict(TRUTH, stop=dict(TRUTH["stop"], seq=2))
@@ -296,9 +318,11 @@ RT_DL = ["task pid=11 policy=fifo value=50",
 
 
 def rt_dl(fifo, dl):
-    truth = dict(TRUTH, tasks=dict(TRUTH["tasks"], **{"11": {"prio": fifo, "policy": 1},
-                                                      "12": {"prio": dl, "policy": 6},
-                                                      "13": {"prio": 13, "policy": 5}}))
+    comm = "ksymlab-sched"
+    truth = dict(TRUTH, tasks=dict(TRUTH["tasks"], **{
+        "11": {"prio": fifo, "comm": comm, "policy": 1},
+        "12": {"prio": dl, "comm": comm, "policy": 6},
+        "13": {"prio": 13, "comm": comm, "policy": 5}}))
     extra = [l.format(fifo=fifo, dl=dl) for l in RT_DL]
     return cmp(data(extra=extra), truth)
 
@@ -322,14 +346,10 @@ SAMPLERS = ["sampler name=prio available=1 missing=-",
 def with_samplers(blockdev_available, degraded=()):
     b, m = (1, "-") if blockdev_available else (0, "block_class")
     extra = [l.format(b=b, m=m) for l in SAMPLERS]
+    d = data(extra=extra)
     if not blockdev_available:      # the module lists no devices; sysfs still does
-        d = data(extra=extra)
-        d["bdev"] = []
-        truth = with_memory(d, TRUTH)
-        truth["results"]["bdevs"] = []
-    else:
-        d = data(extra=extra)
-        truth = with_memory(d, TRUTH)
+        d = replace(d, bdev=())
+    truth = reading(with_memory(d, TRUTH))
     return as_report(variant.expect_degraded(variant.compare_variant(d, truth), degraded))
 
 

@@ -59,7 +59,7 @@ def test_the_writers_were_found():
 
 @pytest.mark.parametrize("where,fmt", WRITTEN, ids=[f"{w}:{f[:30]}" for w, f in WRITTEN])
 def test_every_line_a_writer_prints_parses(where, fmt):
-    dataport.read(f"{dataport.BEGIN} variant=t\n{render(fmt)}\n{dataport.END}\n")
+    dataport.parse(f"{dataport.BEGIN} variant=t\n{render(fmt)}\n{dataport.END}\n")
 
 
 def test_every_field_of_the_schema_is_written():

@@ -16,24 +16,26 @@ from harness.oracles import drgn, labels
 from harness import paths
 from harness.guest import vmcore
 from harness.errors import HarnessError
-from harness.tests.test_compare import TRUTH, as_report, data, with_memory
+from harness.oracles.readings import DrgnReading
+from harness.tests.test_compare import TRUTH, as_report, data, reading, with_memory
 
 
 def drgn_of(d, truth):
-    """What drgn would read from a vmcore of this guest: the same state as gdb."""
+    """drgn.json of a vmcore of this guest: the same state as gdb's gdb.json."""
     t = with_memory(d, truth)
     return {
         "vmcoreinfo": {"present": True, "source": "note", "osrelease": "6.1.0",
                        "kerneloffset": "0"},
         "symbols": dict(t["symbols"]),
-        "module_sections": {s["name"]: s["addr"] for s in d["section"]},
-        "results": copy.deepcopy(t["results"]),
+        "module_sections": {s.name: s.addr for s in d.section},
+        "results": copy.deepcopy(t["results"]), "results_via": "drgn's module debug info",
         "tasks": {pid: {"prio": x["prio"], "comm": x["comm"], "policy": 0, "tgid": int(pid)}
                   for pid, x in t["tasks"].items()},
         "pageblock_order": 10,
         "pageblocks": [dict(p, skip=0) for p in t["pageblocks"]],
         "disks": [{"name": b["name"], "dev": b["dev"], "sectors": b["sectors"],
-                   "whole": int(b["type"] == "disk")} for b in t["block_class"]],
+                   "whole": int(b["type"] == "disk"), "walk": "block class klist walk"}
+                  for b in t["block_class"]],
         "dirty_limit": t["dirty_limit"],
         "global_wb_domain": 0xffffffff82000000,
     }
@@ -47,14 +49,16 @@ EXTRA = ("section name=.text addr=0xffffffffc0000000",
 NAMES = {0x401000: "level3", 0x401a2b: "level2", 0x401b3c: "level1", 0x401c00: "main"}
 
 
-def run(reading=None, d=None, doctor=None):
+def run(reading_of_drgn=None, d=None, doctor=None):
+    """The report rows of data `d` (default: the fixture with EXTRA) against gdb and
+    drgn.json `reading_of_drgn` (default: drgn_of()), after `doctor` edited it."""
     d = d or data(extra=EXTRA)
-    truth = with_memory(d, TRUTH)
-    reading = reading if reading is not None else drgn_of(d, TRUTH)
+    truth = reading_of_gdb = reading(with_memory(d, TRUTH))
+    drgn_json = reading_of_drgn if reading_of_drgn is not None else drgn_of(d, TRUTH)
     if doctor:
-        doctor(reading)
-    found = variant.compare_variant(d, truth, ustack_names=NAMES)
-    found = drgn_columns.merge(found, d, truth, reading)
+        doctor(drgn_json)
+    found = variant.compare_variant(d, reading_of_gdb, ustack_names=NAMES)
+    found = drgn_columns.merge(found, d, truth, DrgnReading.parse(drgn_json))
     return as_report(labels.require_independent(found))
 
 
@@ -140,7 +144,7 @@ def test_a_guest_without_vmcoreinfo_fails_its_rows():
 
 
 def test_without_drgn_every_kind_gdb_alone_covers_fails_the_two_oracle_rule():
-    r = run(reading={"error": "ksymlab-drgn: no vmcore"})
+    r = run(reading_of_drgn={"error": "ksymlab-drgn: no vmcore"})
     assert set(failing(r, oracle_rows=True)) == {
         "vmcore:drgn", "oracles:symbol addresses", "oracles:pageblock migratetype",
         "oracles:migratetype histogram", "oracles:block devices", "oracles:whole flag",
@@ -154,7 +158,8 @@ def test_same_function_oracles_do_not_count():
     """/proc/<pid>/stat and /proc/pagetypeinfo call task_prio() and
     get_pfnblock_flags_mask(): with only them beside gdb, two are not reached."""
     d = data(extra=EXTRA)
-    found = variant.compare_variant(d, with_memory(d, TRUTH), ustack_names=NAMES)  # no drgn
+    found = variant.compare_variant(d, reading(with_memory(d, TRUTH)),    # no drgn
+                                    ustack_names=NAMES)
     r = as_report(labels.require_independent(found))
     cov = {c["key"]: c for c in rows(r, "oracles")}
     assert cov["migratetype histogram"]["agree"] is False
@@ -264,9 +269,9 @@ def test_drgn_oracle_rejects_a_file_that_is_no_kernel_core(tmp_path):
 
 
 def test_read_reports_a_missing_vmcore_as_an_error_not_an_exception(tmp_path):
-    assert drgn.read({"error": "QMP said no"}, None, {}, tmp_path)["error"] == \
-        "no vmcore: QMP said no"
-    assert "never held" in drgn.read({}, None, {}, tmp_path)["error"]
+    assert drgn.read({"error": "QMP said no"}, None, {}, tmp_path) == \
+        DrgnReading.failed("no vmcore: QMP said no")
+    assert "never held" in drgn.read({}, None, {}, tmp_path).error
 
 
 # ---- QMP ----
@@ -367,17 +372,17 @@ def test_rows_of_the_second_snapshot_get_no_drgn_column():
     from dataclasses import replace
     from harness.checks.model import Check
     d = data(extra=EXTRA)
-    truth = with_memory(d, TRUTH)
+    truth = reading(with_memory(d, TRUTH))
     found = variant.compare_variant(d, truth, ustack_names=NAMES)
     first = next(c for c in found.values if c.kind == "pageblock")
     later = (replace(first, key="snap2 " + first.key, sources={**first.sources, "module": 4},
-                     agree=True),
+                     agreement=True),
              Check("pageblock", "snap1/skip-bits", {"gdb_bitmap": 3, "expected": "> 0"}, True),
              Check("migratetype", "types/Isolate", {"module": "0 32"}, True))
     merged = drgn_columns.merge(replace(found, values=found.values + later), d, truth,
-                               drgn_of(d, TRUTH))
+                                DrgnReading.parse(drgn_of(d, TRUTH)))
     by_key = {c.key: c for c in merged.values}
     for c in later:
-        assert by_key[c.key].agree is True
+        assert by_key[c.key].agrees
         assert "drgn" not in by_key[c.key].sources
-    assert "drgn" in by_key[first.key].sources and by_key[first.key].agree is True
+    assert "drgn" in by_key[first.key].sources and by_key[first.key].agrees

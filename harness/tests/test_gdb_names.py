@@ -18,6 +18,7 @@ import pytest
 from harness import paths
 from harness.errors import HarnessError
 from harness.oracles import gdb as gdb_oracle
+from harness.oracles.readings import GdbReading
 from harness.tests.readings_fixture import gdb_reading
 
 # Names a kernel under test could write on the data port: an expression that
@@ -174,10 +175,10 @@ def test_the_session_gives_gdb_only_identifiers_and_says_why_of_the_others(
         truth = session.finish()
     given = json.loads((tmp_path / "gdb-in.json").read_text())
     assert given["symbols"] == ["task_prio", "disk_type"]
-    assert truth["symbols"] == {"task_prio": 0x1000, "task_prio+panic(0)": None,
-                                "disk_type": 0x1001}
-    assert truth["symbol_errors"] == {"task_prio+panic(0)": "not a C identifier: "
-                                      "not given to gdb"}
+    assert truth.symbols == {"task_prio": 0x1000, "task_prio+panic(0)": None,
+                             "disk_type": 0x1001}
+    assert truth.symbol_errors == {"task_prio+panic(0)": "not a C identifier: "
+                                   "not given to gdb"}
     assert gdb_oracle.notes(truth) == ("symbol 'task_prio+panic(0)' from the guest: "
                                        "not a C identifier: not given to gdb",)
 
@@ -189,7 +190,8 @@ def test_a_reading_without_refused_names_is_unchanged(monkeypatch, tmp_path):
     with fake_session(monkeypatch, tmp_path, claims, reading) as session:
         session.start()
         truth = session.finish()
-    assert truth == dict(reading, symbols={"task_prio": 0x1000, "disk_type": 0x1001})
+    assert truth == GdbReading.parse(dict(reading, symbols={"task_prio": 0x1000,
+                                                            "disk_type": 0x1001}))
     assert gdb_oracle.notes(truth) == ()
 
 

@@ -3,12 +3,15 @@ holder and a multi-threaded process (prio), the `whole` flag, both global_dirty_
 thresholds and dirty limits, BPF argument 13. Each test feeds the data a plausible
 module bug would produce and names the row that must fail."""
 
+from dataclasses import replace
+
 import pytest
 
 from harness.checks import bpf, variant, writeback
 from harness.checks.model import SAME_FUNCTION
 from harness.oracles import sched_prio
-from test_compare import TRUTH, as_report, cmp, data, failing, with_memory
+from harness.oracles.readings import DirtySysctl
+from test_compare import TRUTH, as_report, cmp, data, failing, reading, with_memory
 
 # pi 19 20 40 and threads other 5 fifo 20, as the guest reports them
 PI_THREADS = [
@@ -89,7 +92,7 @@ def test_prio_read_from_the_group_leader_fails_on_the_threads():
 def test_whole_flag_against_sysfs_and_the_class_walk():
     assert failing(cmp(data(), TRUTH)) == []
     d = data()
-    d["bdev"][1]["whole"] = 1                     # a partition called a whole disk
+    d = replace(d, bdev=(d.bdev[0], replace(d.bdev[1], whole=1)))   # a partition called a disk
     assert failing(cmp(d, TRUTH)) == [("blockdev", "ram0p1 is a whole disk")]
     rows = {v["key"]: v["sources"] for v in cmp(d, TRUTH)["values"]}
     assert rows["ram0p1/whole"] == {"module": 1, "sysfs": 0, "gdb_class": 0}
@@ -100,15 +103,17 @@ def test_whole_flag_against_sysfs_and_the_class_walk():
         ("blockdev", "ram0 is a whole disk")]
 
 
+def sysctl(dirty_bytes, background_bytes):
+    return DirtySysctl(vm_dirty_bytes=dirty_bytes, dirty_background_bytes=background_bytes,
+                       vm_dirty_ratio=20, dirty_background_ratio=10)
+
+
 def test_thresholds_from_the_sysctls_gdb_read():
-    assert writeback.global_dirty_thresholds(
-        {"vm_dirty_bytes": 8192, "dirty_background_bytes": 4096}) == (1, 2)
+    assert writeback.global_dirty_thresholds(sysctl(8192, 4096)) == (1, 2)
     # DIV_ROUND_UP, and bg_thresh >= thresh halves thresh
-    assert writeback.global_dirty_thresholds(
-        {"vm_dirty_bytes": 4097, "dirty_background_bytes": 4096 * 5}) == (1, 2)
+    assert writeback.global_dirty_thresholds(sysctl(4097, 4096 * 5)) == (1, 2)
     # ratios depend on dirtyable memory at the event: no value, not a guess
-    assert writeback.global_dirty_thresholds(
-        {"vm_dirty_bytes": 0, "dirty_background_bytes": 4096}) is None
+    assert writeback.global_dirty_thresholds(sysctl(0, 4096)) is None
 
 
 def test_thresholds_swapped_or_wrong_fail():
@@ -116,8 +121,8 @@ def test_thresholds_swapped_or_wrong_fail():
                     "vmstat name=nr_dirty_background_threshold value=256"])
     assert failing(cmp(d, TRUTH)) == []
     # background_thresh = dirty_thresh in the probe: text and memory agree, gdb does not
-    w = d["writeback"][0]
-    w["background_thresh"] = w["dirty_thresh"]
+    w = d.writeback[0]
+    d = replace(d, writeback=(replace(w, background_thresh=w.dirty_thresh),))
     assert failing(cmp(d, TRUTH)) == [("writeback", "global_dirty_state background_thresh")]
     # the sysctl gdb read gives another thresh than the module saw
     truth = dict(TRUTH, dirty_sysctl=dict(TRUTH["dirty_sysctl"], vm_dirty_bytes=600 * 4096))
@@ -127,17 +132,15 @@ def test_thresholds_swapped_or_wrong_fail():
 def test_gds_dirty_limit_taken_from_a_threshold_fails():
     # ksymlab_results.wb.dirty_limit = dirty_thresh (512), gdb reads 510
     d = data()
-    d["dirtylimit"][0]["gds"] = 512
+    d = replace(d, dirtylimit=(replace(d.dirtylimit[0], gds=512),))
     assert failing(cmp(d, TRUTH)) == [("writeback", "dirty_limit (global_dirty_state)")]
 
 
 def test_a_silently_missing_dirtylimit_or_writeback_line_fails():
-    d = data()
-    d["dirtylimit"] = []
+    d = replace(data(), dirtylimit=())
     assert failing(cmp(d, TRUTH)) == [("writeback", "dirty_limit (global_dirty_state)"),
                                       ("writeback", "dirty_limit (balance_dirty_pages)")]
-    d = data()
-    d["writeback"] = []
+    d = replace(data(), writeback=())
     assert {k for _, k in failing(cmp(d, TRUTH))} == {
         "global_dirty_state background_thresh", "global_dirty_state dirty_thresh",
         "gds_hits", "bdp_hits"}
@@ -148,11 +151,10 @@ SAMPLERS = ["sampler name=writeback available={a} missing={m}"]
 
 def degraded_writeback(available, degraded):
     a, m = (1, "-") if available else (0, "global_wb_domain")
-    d = data(extra=[s.format(a=a, m=m) for s in SAMPLERS])
-    d["dirtylimit"] = []
-    d["writeback"] = []
-    return as_report(variant.expect_degraded(variant.compare_variant(d, with_memory(d, TRUTH)),
-                                             degraded))
+    d = replace(data(extra=[s.format(a=a, m=m) for s in SAMPLERS]), dirtylimit=(),
+                writeback=())
+    found = variant.compare_variant(d, reading(with_memory(d, TRUTH)))
+    return as_report(variant.expect_degraded(found, degraded))
 
 
 def test_writeback_degradation_fails_unless_the_variant_expects_it():

@@ -20,23 +20,25 @@ garbage after the end is ignored=\r
 
 def test_parse_sample():
     d = dataport.parse(SAMPLE)
-    assert d["variant"] == "exports"
-    assert d["guest"] == {"kernel": "6.1.192", "mode": "exports"}
-    assert d["task"] == [{"pid": 61, "policy": "nice", "value": -20}]
-    assert d["symbol"] == [{"name": "task_prio", "addr": 0xffffffff81060a30, "method": "export"}]
-    assert d["prio"][0] == {"pid": 1, "policy": 0, "prio": 20, "comm": "init"}
+    assert d.variant == "exports"
+    assert d.guest == dataport.Guest(kernel="6.1.192", mode="exports")
+    assert d.task == (dataport.Task(pid=61, policy="nice", value=-20),)
+    assert d.symbol == (dataport.Symbol(name="task_prio", addr=0xffffffff81060a30,
+                                        method="export"),)
+    assert d.prio[0] == dataport.Prio(pid=1, policy=0, prio=20, comm="init")
     # seq_escape octal escapes come back as the original characters
-    assert d["prio"][1]["comm"] == "my sleep=x"
+    assert d.prio[1].comm == "my sleep=x"
 
 
 def test_error_lines_are_collected():
     d = dataport.parse("KSYMLAB-DATA-BEGIN variant=k\nerror insmod exited 1\nKSYMLAB-DATA-END\n")
-    assert d["errors"] == ["insmod exited 1"]
+    assert d.errors == ("insmod exited 1",)
 
 
 @pytest.mark.parametrize("text,needle", [
     ("", "no KSYMLAB-DATA-BEGIN"),
-    ("KSYMLAB-DATA-BEGIN variant=x\nprio pid=1 policy=0 prio=2 comm=a\n", "without KSYMLAB-DATA-END"),
+    ("KSYMLAB-DATA-BEGIN variant=x\nprio pid=1 policy=0 prio=2 comm=a\n",
+     "without KSYMLAB-DATA-END"),
     ("KSYMLAB-DATA-BEGIN variant=x\nbogus a=b\nKSYMLAB-DATA-END\n", "unknown kind"),
     ("KSYMLAB-DATA-BEGIN variant=x\nprio pid=one\nKSYMLAB-DATA-END\n", "not an integer"),
     ("KSYMLAB-DATA-BEGIN variant=x\nsymbol name=a addr=zz\nKSYMLAB-DATA-END\n", "not an integer"),
@@ -68,14 +70,14 @@ def test_every_sampler_kind():
         "bench kind=pointer calls=1000000 ns=4000000",
         "KSYMLAB-DATA-END",
     ]))
-    assert d["resolve"] == [{"mode": "kprobe", "ns": 123456}]
-    assert d["sampler"][0] == {"name": "ustack", "available": 0,
-                               "missing": "stack_trace_save_user"}
-    assert d["pageblock"][0]["pfn"] == 0x200 and d["mthist"][0]["count"] == 57
-    assert d["bdev"][0] == {"name": "ram0p1", "dev": "1:1", "sectors": 8192, "whole": 0}
-    assert d["writeback"][0]["bdp_hits"] == 9 and d["dirtylimit"][0]["bdp"] == 510
-    assert d["frame"][0]["ip"] == d["ustack-expect"][0]["ret"] == 0x401a2b
-    assert d["bench"][0]["ns"] == 4000000
+    assert d.resolve == (dataport.Resolve(mode="kprobe", ns=123456),)
+    assert d.sampler[0] == dataport.Sampler(name="ustack", available=0,
+                                            missing="stack_trace_save_user")
+    assert d.pageblock[0].pfn == 0x200 and d.mthist[0].count == 57
+    assert d.bdev[0] == dataport.Bdev(name="ram0p1", dev="1:1", sectors=8192, whole=0)
+    assert d.writeback[0].bdp_hits == 9 and d.dirtylimit[0].bdp == 510
+    assert d.frame[0].ip == d.ustack_expect[0].ret == 0x401a2b
+    assert d.bench[0].ns == 4000000 and d.bench[0].sum is None
 
 
 def test_scenario_task_lines_from_ksymlab_sched():
@@ -86,17 +88,17 @@ def test_scenario_task_lines_from_ksymlab_sched():
         "task pid=72 policy=deadline value=1000000 deadline=10000000 period=100000000",
         "KSYMLAB-DATA-END",
     ]))
-    assert d["task"] == [
-        {"pid": 70, "policy": "fifo", "value": 99},
-        {"pid": 71, "policy": "idle", "value": -7},
-        {"pid": 72, "policy": "deadline", "value": 1000000, "deadline": 10000000,
-         "period": 100000000}]
+    assert d.task == (
+        dataport.Task(pid=70, policy="fifo", value=99),
+        dataport.Task(pid=71, policy="idle", value=-7),
+        dataport.Task(pid=72, policy="deadline", value=1000000, deadline=10000000,
+                      period=100000000))
 
 
-# ---- the typed record: read() ----
+# ---- the typed record ----
 
-def test_read_gives_typed_frozen_rows():
-    d = dataport.read(SAMPLE)
+def test_parse_gives_typed_frozen_rows():
+    d = dataport.parse(SAMPLE)
     assert isinstance(d, dataport.GuestData) and d.variant == "exports"
     assert d.guest == dataport.Guest(kernel="6.1.192", mode="exports")
     assert d.task == (dataport.Task(pid=61, policy="nice", value=-20),)
@@ -111,7 +113,7 @@ def test_read_gives_typed_frozen_rows():
 
 
 def test_values_are_converted_once_by_their_field_type():
-    d = dataport.read("\n".join([
+    d = dataport.parse("\n".join([
         "KSYMLAB-DATA-BEGIN variant=k",
         "phase name=booted uptime=1.25",
         "frame pid=70 idx=0 ip=0x401000",
@@ -125,7 +127,7 @@ def test_values_are_converted_once_by_their_field_type():
 
 
 def test_later_snapshots_are_rows_of_their_own():
-    d = dataport.read("\n".join([
+    d = dataport.parse("\n".join([
         "KSYMLAB-DATA-BEGIN variant=k",
         "prio pid=1 policy=0 prio=20 comm=init",
         "prio@2 pid=1 policy=0 prio=25 comm=init",
@@ -138,10 +140,10 @@ def test_later_snapshots_are_rows_of_their_own():
 
 def test_partial_stops_where_the_guest_is():
     text = "KSYMLAB-DATA-BEGIN variant=k\nsnapshots count=2\narmed-data\n"
-    d = dataport.read(text, partial=True)
+    d = dataport.parse(text, partial=True)
     assert d.snapshots[0].count == 2 and d.armed_data == (dataport.ArmedData(),)
     with pytest.raises(HarnessError, match="without KSYMLAB-DATA-END"):
-        dataport.read(text)
+        dataport.parse(text)
 
 
 def test_the_schema_is_kinds():
@@ -152,10 +154,18 @@ def test_the_schema_is_kinds():
         assert dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen, kind
 
 
-def test_to_dict_is_the_old_dict():
-    d = dataport.read(SAMPLE).to_dict()
-    assert d == dataport.parse(SAMPLE)
-    assert d["task"] == [{"pid": 61, "policy": "nice", "value": -20}]   # no None keys
+def test_row_dict_is_the_line_as_report_json_has_it():
+    """report.json's bench facts: the keys the line carried, in the order written."""
+    d = dataport.parse("\n".join([
+        "KSYMLAB-DATA-BEGIN variant=k",
+        "bench kind=load calls=1 ns=900 round=0",
+        "bench kind=resolve calls=1 ns=800 sum=7",
+        "KSYMLAB-DATA-END"]))
+    got = [dataport.row_dict(b) for b in d.bench]
+    assert got == [{"kind": "load", "calls": 1, "ns": 900, "round": 0},
+                   {"kind": "resolve", "calls": 1, "ns": 800, "sum": 7}]
+    assert [list(b) for b in got] == [["kind", "calls", "ns", "round"],
+                                      ["kind", "calls", "ns", "sum"]]
 
 
 BEGIN_LINE = "KSYMLAB-DATA-BEGIN variant=x"
@@ -177,6 +187,11 @@ BEGIN_LINE = "KSYMLAB-DATA-BEGIN variant=x"
     ("task pid=7 value=5", "data line 2: task: policy: missing"),
     ("memstate@2 action=offline block=2 start_pfn=0 pages=1",
      "data line 2: memstate@2: state: missing"),
+    # what one bpf result always carries (bpf13.c), another need not
+    ("bpf arg=13 result=ok value=0x1 arg1=0x2 writes=1 jiffies=0x3",
+     "data line 2: bpf: hits: missing (result=ok)"),
+    ("bpf arg=12 result=rejected verifier=R1_invalid", "data line 2: bpf: errno: missing "
+                                                       "(result=rejected)"),
     # a key the kind does not have
     ("prio pid=1 policy=0 prio=2 comm=a cpu=3", "data line 2: prio: unknown field 'cpu'"),
     ("armed-data now=1", "data line 2: armed-data: unknown field 'now'"),
@@ -195,7 +210,7 @@ BEGIN_LINE = "KSYMLAB-DATA-BEGIN variant=x"
 ])
 def test_a_doctored_line_fails_at_the_parse_in_one_line(line, message):
     with pytest.raises(HarnessError) as e:
-        dataport.read(f"{BEGIN_LINE}\n{line}\nKSYMLAB-DATA-END\n")
+        dataport.parse(f"{BEGIN_LINE}\n{line}\nKSYMLAB-DATA-END\n")
     assert e.value.step == "verify" and e.value.message == message
     assert "\n" not in e.value.message
 
@@ -203,5 +218,5 @@ def test_a_doctored_line_fails_at_the_parse_in_one_line(line, message):
 def test_a_second_guest_line_is_refused():
     text = f"{BEGIN_LINE}\nguest kernel=a mode=b\nguest kernel=c mode=d\nKSYMLAB-DATA-END\n"
     with pytest.raises(HarnessError) as e:
-        dataport.read(text)
+        dataport.parse(text)
     assert e.value.message == "data line 3: guest: a second guest line"

@@ -78,7 +78,7 @@ def rows(summary=None, text=GUEST_TEXT, lost=(), truth=_NO_TRUTH):
 
 
 def failing(result):
-    return sorted(k for k, c in result.items() if c.agree is False)
+    return sorted(k for k, c in result.items() if c.disagrees)
 
 
 def test_the_undoctored_inputs_pass():

@@ -6,8 +6,10 @@ the check that rejects it; the real mutants are recorded in the branch's report.
 
 from harness.checks import pageblock
 from harness.guest import dataport
+from harness.oracles.readings import GdbReading
 from harness.report import assemble, histograms, html
 from harness.checks.model import VariantResult
+from harness.tests.readings_fixture import gdb_json, results, snapshot
 
 ORDER = 10
 PB = 1 << ORDER
@@ -95,55 +97,53 @@ def truth(d, snaps=2, no_skip=False):
     """gdb's reading at each snapshot; the module's memory is what its text says."""
     readings = []
     for snap in range(1, snaps + 1):
-        view = d if snap == 1 else {**d, **{k: v for k, v in d["at"][snap].items() if v}}
+        view = d.pageblock if snap == 1 else (d.at[snap].pageblock or d.pageblock)
         blocks = gdb_blocks(snap)
         if no_skip:
             blocks = [{**p, "raw": p["mt"], "skip": False} for p in blocks]
-        readings.append({
-            "stop": {"function": "ksymlab_snapshot_taken", "pc": 1, "seq": snap},
-            "results": {"snapshot_seq": snap,
-                        "pageblocks": [{"node": p["node"], "pfn": p["pfn"], "zid": 0,
-                                        "mt": p["mt"]} for p in view["pageblock"]]},
-            "tasks": {}, "pageblocks": blocks})
-    return {**readings[0], "snapshots": readings}
+        memory = [{"node": p.node, "pfn": p.pfn, "zid": 0, "mt": p.mt} for p in view]
+        readings.append(snapshot(snap, results=results(snapshot_seq=snap, pageblocks=memory),
+                                 pageblocks=blocks))
+    return gdb_json(**readings[0], snapshots=readings)
 
 
 def rows(d, t):
-    return {c.id: c for c in pageblock.compare_pageblocks(d, t) + pageblock.compare_migratetype(d, t)
-            + pageblock.compare_pageblock_snapshots(d, t)}
+    t = GdbReading.parse(t)
+    return {c.id: c for c in pageblock.compare_pageblocks(d, t)
+            + pageblock.compare_migratetype(d, t) + pageblock.compare_pageblock_snapshots(d, t)}
 
 
 def failing(d, t):
-    return sorted(i for i, c in rows(d, t).items() if c.agree is False)
+    return sorted(i for i, c in rows(d, t).items() if c.disagrees)
 
 
 def test_parse_later_snapshot_lines():
     d = guest()
-    assert len(d["pageblock"]) == len(BLOCKS)
-    assert len(d["at"][2]["pageblock"]) == len(BLOCKS)
-    assert d["at"][2]["pageblock"][4] == {"node": 0, "zone": "Movable", "pfn": 0x2000,
-                                          "mt": ISOLATE}
-    assert d["at"][2]["memstate"][0]["start_pfn"] == BLOCK_START
-    assert d["at"][2]["memstate"][0]["state"] == "offline"
-    assert d["snapshots"] == [{"count": 2}]
-    assert d["memstate"] == []
+    assert len(d.pageblock) == len(BLOCKS)
+    assert len(d.at[2].pageblock) == len(BLOCKS)
+    assert d.at[2].pageblock[4] == dataport.Pageblock(node=0, zone="Movable", pfn=0x2000,
+                                                      mt=ISOLATE)
+    assert d.at[2].memstate[0].start_pfn == BLOCK_START
+    assert d.at[2].memstate[0].state == "offline"
+    assert d.snapshots == (dataport.Snapshots(count=2),)
+    assert d.memstate == ()
 
 
 def test_all_states_agree():
     d = guest()
     r = rows(d, truth(d))
-    assert [i for i, c in r.items() if c.agree is False] == []
+    assert [i for i, c in r.items() if c.disagrees] == []
     assert r["pageblock:snap1/skip-bits"].get("gdb_bitmap") == 4
     assert r["pageblock:snap2/changed"].sources == {"module": 4, "gdb_bitmap": 4}
-    assert r["pageblock:snap2/memory2-offline"].agree is True
+    assert r["pageblock:snap2/memory2-offline"].agrees
     assert r["pageblock:types/Isolate"].sources["gdb_bitmap"] == "0 4"
     assert r["pageblock:types/CMA"].sources["gdb_bitmap"] == "2 2"
-    assert r["pageblock:types/HighAtomic"].agree is None
+    assert r["pageblock:types/HighAtomic"].unchecked
     # the offline block: module and gdb count it, pagetypeinfo does not; both exact
     iso = r["migratetype:snap2 zone Movable mt 5"]
     assert iso.sources == {"module": 4, "pagetypeinfo": 0, "gdb_bitmap": 4,
                            "gdb_bitmap_online": 0}
-    assert iso.agree is True and iso.info["oracles"]["pagetypeinfo"] == "same function"
+    assert iso.agrees and iso.info["oracles"]["pagetypeinfo"] == "same function"
     assert r["pageblock:snap2 Movable pfn 0x2400"].sources["gdb_bitmap"] == ISOLATE
 
 
@@ -210,7 +210,8 @@ def test_offline_block_not_isolate_fails():
 
 def test_one_snapshot_without_states_adds_nothing():
     d = dataport.parse("KSYMLAB-DATA-BEGIN variant=t\nKSYMLAB-DATA-END\n")
-    assert pageblock.compare_pageblock_snapshots(d, {"pageblocks": []}) == []
+    t = GdbReading.parse(gdb_json(pageblocks=[], snapshots=[]))
+    assert pageblock.compare_pageblock_snapshots(d, t) == []
 
 
 def _variant_json(d, t):

@@ -3,8 +3,12 @@ on doctored guest data. Each mutant test feeds what the
 catalogue's mutant (mutants/catalogue.toml) makes the module report and names
 the rows that reject it."""
 
+from dataclasses import replace
+
 from harness.checks import prio, snapshots
 from harness.guest import dataport
+from harness.oracles.readings import GdbReading
+from harness.tests.readings_fixture import gdb_json, results, snapshot
 
 # Scenario tasks as the guest reports them, with their task->policy and task_prio().
 TASKS = [("nice", 5, 0, 25), ("fifo", 20, 1, -21), ("rr", 10, 2, -11),
@@ -37,41 +41,43 @@ def guest(module_policy=None, stale=False):
 
 
 def reading(d, snap):
-    """gdb's reading at `snap`; the module's memory is what its text says."""
-    prio = d["prio"] if snap == 1 else d["at"][snap]["prio"]
-    return {"stop": {"function": "ksymlab_snapshot_taken", "pc": 1, "seq": snap},
-            "results": {"snapshot_seq": snap, "prio": [dict(p) for p in prio]},
-            "tasks": {str(pid): {"prio": prio, "policy": pol, "comm": f"t{pid}"}
-                      for pid, (pol, prio) in tasks_at(snap).items()},
-            "pageblocks": []}
+    """gdb's reading at `snap` (gdb.json's snapshots[]); the module's memory is what
+    its text says."""
+    rows = d.prio if snap == 1 else d.at[snap].prio
+    prios = [{"pid": p.pid, "prio": p.prio, "policy": p.policy, "comm": p.comm} for p in rows]
+    return snapshot(snap, results=results(snapshot_seq=snap, prio=prios),
+                    tasks={str(pid): {"prio": prio, "policy": pol, "comm": f"t{pid}"}
+                           for pid, (pol, prio) in tasks_at(snap).items()})
 
 
 def truth(d, snaps=2):
+    """gdb.json: the first stop at the top level, every stop in snapshots."""
     first, *later = [reading(d, snap) for snap in range(1, snaps + 1)]
-    return dict(first, snapshots=[first, *later])
+    return gdb_json(**first, snapshots=[first, *later])
 
 
 def rows(d, t):
+    t = GdbReading.parse(t)
     checks = prio.compare_prio(d, t) + prio.compare_policy(d, t)
     return {c.id: c for c in checks + prio.compare_prio_snapshots(d, t)}
 
 
 def failing(d, t):
     """Ids of the rows that disagree, sorted."""
-    return sorted(i for i, c in rows(d, t).items() if c.agree is False)
+    return sorted(i for i, c in rows(d, t).items() if c.disagrees)
 
 
 def test_all_agree_and_the_rows_say_what_was_compared():
     d = guest()
     r = rows(d, truth(d))
-    assert [i for i, c in r.items() if c.agree is False] == []
+    assert [i for i, c in r.items() if c.disagrees] == []
     assert r["policy:pid 11"].sources == {"module": "fifo", "memory": "fifo", "gdb": "fifo",
                                           "scenario": "fifo"}
     assert r["policy:pid 14"].sources["scenario"] == "idle"
     assert r["policy:every task"].sources["gdb"] == "batch 1 fifo 2 idle 1 normal 2 rr 1"
     assert r["prio:snap2 pid 1"].sources == {"module": 25, "memory": 25, "gdb": 25}
     assert r["prio:snap2/prio-changed"].sources == {"module": "1", "gdb": "1"}
-    assert r["policy:snap2 every task"].agree is True
+    assert r["policy:snap2 every task"].agrees
 
 
 def test_policy_written_as_normal_is_rejected():
@@ -95,7 +101,7 @@ def test_policy_of_a_task_no_scenario_names_is_checked_against_gdb():
 def test_scenario_disagreeing_with_module_and_gdb_fails():
     """Module and gdb agree, but the guest program set another policy than asked."""
     d = guest()
-    d["task"][1] = dict(d["task"][1], policy="rr")
+    d = replace(d, task=d.task[:1] + (replace(d.task[1], policy="rr"),) + d.task[2:])
     # rr 20 and fifo 20 share task_prio() -21: only the policy rows notice
     assert failing(d, truth(d)) == ["policy:pid 11", "policy:snap2 pid 11"]
 
@@ -116,11 +122,11 @@ def test_no_priority_change_between_snapshots_fails():
 
 def test_missing_later_prio_file_and_missing_gdb_stop_fail():
     d = guest()
-    d["at"][2]["prio"] = []
+    d = replace(d, at={**d.at, 2: replace(d.at[2], prio=())})
     bad = failing(d, truth(d))
     assert "prio:snap2 pid 1" in bad and "policy:snap2 every task" in bad
     d = guest()
     assert "prio:snap2/gdb" in failing(d, truth(d, snaps=1))
     # a stale first-snapshot copy never stands in for the missing later file
-    view = snapshots.snapshots(d, truth(d))[1][1]
-    assert view["prio"] == d["at"][2]["prio"] and view["procstat"] == []
+    view = snapshots.snapshots(d, GdbReading.parse(truth(d)))[1][1]
+    assert view.prio == d.at[2].prio and view.procstat == ()

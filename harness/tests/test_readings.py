@@ -20,7 +20,8 @@ def test_the_fixture_readings_parse_into_records():
     g = GdbReading.parse(gdb_reading())
     assert g.text == 0xffffffff81000000 and g.symbols["disk_type"] is None
     assert g.results.prio[0].pid == 7 and g.results.prio[0].comm == "ksymlab-fair"
-    assert g.results.wb["dirty_limit"] == 510 and g.results.frames == (0x401000, 0x401c00)
+    assert g.results.wb.dirty_limit == 510 and g.results.frames == (0x401000, 0x401c00)
+    assert g.dirty_sysctl.vm_dirty_ratio == 20
     assert g.tasks["7"].prio == 25 and g.pageblocks[0].skip is True
     assert g.block_class[0].type == "disk" and g.snapshots[0].stop.seq == 1
     assert g.notes == () and dict(g.symbol_errors) == {}
@@ -29,14 +30,19 @@ def test_the_fixture_readings_parse_into_records():
     assert d.pageblocks[0].skip == 1 and d.disks[0].whole == 1 and d.seconds == 0.7
 
 
-def test_to_dict_is_the_dict_it_was_parsed_from_and_a_copy():
-    g = GdbReading.parse(gdb_reading())
-    assert g.to_dict() == GDB
-    g.to_dict()["tasks"]["7"]["prio"] = 0
-    assert g.to_dict() == GDB
-    assert DrgnReading.parse(drgn_reading()).to_dict() == DRGN
+def test_a_record_shares_nothing_with_the_dict_it_was_parsed_from():
+    r = gdb_reading()
+    g = GdbReading.parse(r)
+    r["tasks"]["7"]["prio"] = 0
+    r["results"]["prio"].append({"pid": 8})
+    assert g.tasks["7"].prio == 25 and len(g.results.prio) == 1
+    assert g == GdbReading.parse(gdb_reading())
+    assert DrgnReading.parse(drgn_reading()) == DrgnReading.parse(DRGN)
     with pytest.raises(dataclasses.FrozenInstanceError):
         g.jiffies = 0
+    with pytest.raises(TypeError):
+        g.tasks["8"] = g.tasks["7"]                # a read-only mapping
+    assert GDB["tasks"]["7"]["prio"] == 25
 
 
 def _gdb_error(doctor):
@@ -65,6 +71,11 @@ def _gdb_error(doctor):
     (lambda r: r["symbols"].update({"a\nb": "0x10"}),
      'gdb.json: symbols["a\\nb"]: is a string, not an integer'),
     (lambda r: r.update(notes="x"), "gdb.json: notes: is a string, not a list"),
+    (lambda r: r["results"]["wb"].pop("bdp_limit"), "gdb.json: results.wb.bdp_limit: missing"),
+    (lambda r: r["dirty_sysctl"].update(vm_dirty_ratio="20"),
+     "gdb.json: dirty_sysctl.vm_dirty_ratio: is a string, not an integer"),
+    (lambda r: r["snapshots"][0].pop("tasks"), "gdb.json: snapshots[0].tasks: missing"),
+    (lambda r: r["snapshots"].append([]), "gdb.json: snapshots[1]: is a list, not an object"),
 ])
 def test_a_wrong_key_in_gdb_json_fails_at_the_parse_in_one_line(doctor, message):
     assert _gdb_error(doctor) == message
@@ -89,6 +100,10 @@ def test_optional_values_may_be_null_where_the_script_writes_none():
     (lambda r: r["tasks"]["7"].update(tgid=None),
      'drgn.json: tasks["7"].tgid: is null, not an integer'),
     (lambda r: r.update(seconds="0.7"), "drgn.json: seconds: is a string, not a number"),
+    (lambda r: r["results"]["wb"].update(dirty_limit=None),
+     "drgn.json: results.wb.dirty_limit: is null, not an integer"),
+    (lambda r: r["module_sections"].update({".text": "0x10"}),
+     'drgn.json: module_sections[".text"]: is a string, not an integer'),
 ])
 def test_a_wrong_key_in_drgn_json_fails_at_the_parse_in_one_line(doctor, message):
     r = drgn_reading()
@@ -98,10 +113,20 @@ def test_a_wrong_key_in_drgn_json_fails_at_the_parse_in_one_line(doctor, message
     assert e.value.step == "drgn" and e.value.message == message
 
 
+@pytest.mark.parametrize("reading,record,message", [
+    ([], GdbReading, "gdb.json: the reading: is a list, not an object"),
+    (None, DrgnReading, "drgn.json: the reading: is null, not an object"),
+])
+def test_a_reading_that_is_no_object_fails_in_one_line(reading, record, message):
+    with pytest.raises(HarnessError) as e:
+        record.parse(reading)
+    assert e.value.message == message
+
+
 def test_a_drgn_error_is_a_reading_too():
     d = DrgnReading.parse({"error": "ksymlab-drgn: not a Linux kernel core"})
     assert d.error == "ksymlab-drgn: not a Linux kernel core" and d.tasks is None
-    assert d.to_dict() == {"error": "ksymlab-drgn: not a Linux kernel core"}
+    assert d == DrgnReading.failed("ksymlab-drgn: not a Linux kernel core")
     r = drgn_reading()
     del r["seconds"]                               # drgn.json on disk: the harness adds it
     assert DrgnReading.parse(r).seconds is None
@@ -135,14 +160,14 @@ def _read_with_child_output(monkeypatch, tmp_path, reading):
     core.write_bytes(b"core")
     claims = {"module": "/m.ko", "sections": {}, "symbols": [], "pageblock_order": 10}
     return drgn.read({"path": str(core), "format": "raw"},
-                            SimpleNamespace(vmlinux="/vmlinux"), claims, tmp_path, "t")
+                     SimpleNamespace(vmlinux="/vmlinux"), claims, tmp_path, "t")
 
 
 def test_drgn_read_turns_a_malformed_reading_into_its_error(monkeypatch, tmp_path):
     bad = drgn_reading()
     del bad["seconds"], bad["pageblock_order"]
     got = _read_with_child_output(monkeypatch, tmp_path, bad)
-    assert got == {"error": f"{tmp_path / 'drgn.json'}: pageblock_order: missing"}
+    assert got == DrgnReading.failed(f"{tmp_path / 'drgn.json'}: pageblock_order: missing")
     assert (tmp_path / "vmcore").exists()          # kept for a look
 
 
@@ -150,4 +175,5 @@ def test_drgn_read_returns_a_good_reading_as_drgn_wrote_it(monkeypatch, tmp_path
     good = drgn_reading()
     del good["seconds"]
     got = _read_with_child_output(monkeypatch, tmp_path, good)
-    assert set(got) == set(DRGN) and {k: v for k, v in got.items() if k != "seconds"} == good
+    assert got == dataclasses.replace(DrgnReading.parse(good), seconds=got.seconds)
+    assert isinstance(got.seconds, float) and got.error is None

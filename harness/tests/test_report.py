@@ -86,7 +86,7 @@ def test_a_table_per_kind_with_counts_per_variant_and_the_disagreeing_rows(tmp_p
     assert "| block devices (name, dev, sectors) | exports | ram0 1:0 100 | yes |  |" in md
     assert "| block devices (name, dev, sectors) | kallsyms | ram0 1:0 100 | yes |  |" in md
     b = replace(b, values=(b.values[0], replace(b.values[1], sources={"module": 21, "gdb": 20},
-                                                agree=False)) + b.values[2:])
+                                                agreement=False)) + b.values[2:])
     write(tmp_path, a, b)
     md = (tmp_path / "report.md").read_text()
     assert "| variant | key | module | gdb | agree |" in md

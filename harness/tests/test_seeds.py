@@ -67,7 +67,7 @@ def test_a_seed_names_the_claims_of_its_patch():
 
 def test_a_failed_claim_fails_its_seed():
     # patch 0004 edited to EXPORT_SYMBOL(task_prio): the claim check disagrees
-    bad = [replace(v, agree=False) if v.key == "5/9/export/task_prio" else v for v in GOOD]
+    bad = [replace(v, agreement=False) if v.key == "5/9/export/task_prio" else v for v in GOOD]
     rows = seeds.evaluate({"exports": result(bad, [check("symbol", "task_prio")])})
     assert row(rows, "5/9")["holds"] is False
     assert row(rows, "2/9")["holds"] is True
@@ -96,7 +96,7 @@ def test_holds_when_its_checks_agree():
 
 
 def test_fails_on_disagreement_or_missing_evidence():
-    bad = [replace(v, agree=False) if v.key == "bdp_hits" else v for v in GOOD]
+    bad = [replace(v, agreement=False) if v.key == "bdp_hits" else v for v in GOOD]
     rows = seeds.evaluate({"exports": result(bad)})
     assert row(rows, "1/9")["holds"] is False
     assert row(rows, "6/9")["holds"] is False        # no migratetype evidence at all
@@ -130,7 +130,7 @@ def test_a_failed_claim_fails_its_seed_when_the_module_never_built():
     # EXPORT_SYMBOL_NS_GPL(task_prio, KSYMLAB): modpost refuses the module, the claim
     # check (made on the tree before) has failed: 5/9 does not hold, the rest not run
     err = StepError("module", "modpost: task_prio from namespace KSYMLAB", 20, "error")
-    bad = [replace(v, agree=False) if v.key == "5/9/export/task_prio" else v for v in CLAIMS]
+    bad = [replace(v, agreement=False) if v.key == "5/9/export/task_prio" else v for v in CLAIMS]
     rows = seeds.evaluate({"exports": result(bad, error=err)})
     assert row(rows, "5/9")["holds"] is False and row(rows, "5/9")["checks"] == 1
     assert row(rows, "4/9")["holds"] is None
