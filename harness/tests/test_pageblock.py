@@ -6,6 +6,7 @@ the check that rejects it; the real mutants are recorded in the branch's report.
 
 from harness.checks import pageblock
 from harness.guest import dataport
+from harness.guest.rows import Pageblock, Snapshots
 from harness.oracles.readings import GdbReading
 from harness.report import assemble, histograms, html
 from harness.checks.model import VariantResult
@@ -121,11 +122,11 @@ def test_parse_later_snapshot_lines():
     d = guest()
     assert len(d.pageblock) == len(BLOCKS)
     assert len(d.at[2].pageblock) == len(BLOCKS)
-    assert d.at[2].pageblock[4] == dataport.Pageblock(node=0, zone="Movable", pfn=0x2000,
+    assert d.at[2].pageblock[4] == Pageblock(node=0, zone="Movable", pfn=0x2000,
                                                       mt=ISOLATE)
     assert d.at[2].memstate[0].start_pfn == BLOCK_START
     assert d.at[2].memstate[0].state == "offline"
-    assert d.snapshots == (dataport.Snapshots(count=2),)
+    assert d.snapshots == (Snapshots(count=2),)
     assert d.memstate == ()
 
 
