@@ -77,7 +77,7 @@ def offline(rundir, variant, core, workdir):
                             SimpleNamespace(vmlinux=Path(spec["vmlinux"])), claims, workdir,
                             variant, keep=True)
     assert "error" not in drgn, drgn
-    found = compare.compare_variant(data, truth, drgn=drgn)
+    found = drgncompare.merge(compare.compare_variant(data, truth), data, truth, drgn)
     return [c for c in found.symbols + found.values if c.agree is False], drgn
 
 
