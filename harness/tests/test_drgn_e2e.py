@@ -1,9 +1,9 @@
 """End to end: drgn reads the vmcore QEMU wrote at the snapshot, and it can fail.
 
-One run of the default variants keeps its vmcores (--keep-vmcore); the tests
-then doctor copies of them (a byte of the module's results, a task's prio
-in kernel memory) and compare again offline, and run a mutant module that
-reads the wrong priority field.
+The session's shared run of the default variants keeps its vmcores
+(e2e_runs.default_run, --keep-vmcore); the tests then doctor copies of them (a
+byte of the module's results, a task's prio in kernel memory) and compare again
+offline, and run a mutant module that reads the wrong priority field.
 """
 
 import json
@@ -20,7 +20,6 @@ from harness.oracles import drgn as drgn_oracle
 from harness.guest import dataport as guestdata
 from harness import paths
 from harness.options import RunOptions
-from harness.tests.test_e2e import harness
 
 pytestmark = pytest.mark.e2e
 
@@ -28,11 +27,9 @@ VARIANTS = ["exports", "kallsyms", "stock", "bpf13"]
 DOCTORED = "exports"          # the variant whose vmcore the doctoring tests copy
 
 
-@pytest.fixture(scope="module")
-def kept_run(tmp_path_factory):
-    runs = tmp_path_factory.mktemp("runs")
-    p = harness("run", "--runs-dir", str(runs), "--keep-vmcore")
-    return p, runs / "latest"
+@pytest.fixture
+def kept_run(default_run):
+    return default_run.proc, default_run.latest
 
 
 def report(rundir):
@@ -174,7 +171,8 @@ def test_a_mutant_reading_static_prio_is_caught_by_drgn(tmp_path, monkeypatch):
     prio_c.write_text(text.replace("s->prio = ksymlab_task_prio(t);",
                                    "s->prio = t->static_prio - MAX_RT_PRIO;"))
     monkeypatch.setattr(paths, "PROBE_MODULE", src)
-    opts = RunOptions.from_env(runs_root=tmp_path / "runs", jobs=1)
+    # no LTTng boot: it loads LTTng's modules, not the probe module
+    opts = RunOptions.from_env(runs_root=tmp_path / "runs", jobs=1, lttng=False)
     status, rundir, _ = runmod.run([DOCTORED], opts)
     assert status == 1
     v = report(rundir)["variants"][DOCTORED]

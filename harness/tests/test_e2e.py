@@ -1,11 +1,13 @@
 """End to end: the real A/B pipeline, and the faults it must report cleanly.
 
-These build the kernels on first use (about 6 minutes each on 2 cores) and
-then reuse the cache; each run boots QEMU guests under TCG.
+The A/B checks read the session's shared run of the default variants
+(e2e_runs.default_run, made once for test_e2e, test_drgn_e2e, test_lttng_e2e and
+test_first_run); the fault tests each make a run of their own configuration.
+Kernels are built on first use (minutes each on 2 cores) and then cached; each
+run boots QEMU guests under TCG.
 """
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -17,44 +19,13 @@ from harness.report import mdtables
 from harness import paths
 from harness.guest import scenario
 from harness.checks.drgn_columns import PBSTATES_KEY
+from harness.tests.e2e_runs import harness, nm_address, qemu_processes, tree_src
 
 pytestmark = pytest.mark.e2e
 
 
-def harness(*args, env=None, timeout=3600):
-    return subprocess.run([sys.executable, "-m", "harness", *args], cwd=paths.REPO,
-                          capture_output=True, text=True, env={**os.environ, **(env or {})},
-                          timeout=timeout)
-
-
-def tree_src(key):
-    return paths.cache_root() / "trees" / key / "linux"
-
-
-def nm_address(vmlinux, name):
-    """Independent oracle: binutils nm on the built vmlinux."""
-    out = subprocess.run(["nm", str(vmlinux)], capture_output=True, text=True, check=True).stdout
-    for line in out.splitlines():
-        addr, _, sym = line.split(" ", 2)
-        if sym == name:
-            return int(addr, 16)
-    raise AssertionError(f"{name} not in {vmlinux}")
-
-
-def qemu_processes(path):
-    out = subprocess.run(["pgrep", "-af", "qemu-system"], capture_output=True, text=True).stdout
-    return [l for l in out.splitlines() if str(path) in l]
-
-
-@pytest.fixture(scope="module")
-def ab_run(tmp_path_factory):
-    runs = tmp_path_factory.mktemp("runs")
-    p = harness("run", "--runs-dir", str(runs))
-    return p, runs
-
-
-def test_ab_run_passes(ab_run):
-    p, runs = ab_run
+def test_ab_run_passes(default_run):
+    p, runs = default_run.proc, default_run.runs
     assert p.returncode == 0, p.stderr[-3000:]
     rep = json.loads((runs / "latest" / "report.json").read_text())
     assert rep["verdict"] == "pass"
@@ -90,8 +61,8 @@ def src(row, source):
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_every_symbol_address_matches_nm(ab_run, variant):
-    _, runs = ab_run
+def test_every_symbol_address_matches_nm(default_run, variant):
+    runs = default_run.runs
     v = variant_report(runs, variant)
     names = {s["key"]: s for s in v["symbols"]}
     assert names["task_prio"]["info"]["method"] == METHODS[variant]
@@ -111,8 +82,8 @@ def test_every_symbol_address_matches_nm(ab_run, variant):
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_every_sampler_checked(ab_run, variant):
-    _, runs = ab_run
+def test_every_sampler_checked(default_run, variant):
+    runs = default_run.runs
     v = variant_report(runs, variant)
     by_kind = {}
     for x in v["values"]:
@@ -183,8 +154,8 @@ DEFAULT_SCENARIO_PRIOS = [
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_scenario_priorities(ab_run, variant):
-    _, runs = ab_run
+def test_scenario_priorities(default_run, variant):
+    runs = default_run.runs
     v = variant_report(runs, variant)
     tasks = scenario.parse(paths.SCENARIOS / "default.scenario")
     # the first snapshot's rows; the second's (harness/priostates.py) are below
@@ -222,8 +193,8 @@ def test_scenario_priorities(ab_run, variant):
     assert src(snap2["snap2/prio-changed"], "gdb") == "1" and snap2["snap2/prio-changed"]["agree"]
 
 
-def test_logs_and_reports_kept(ab_run):
-    _, runs = ab_run
+def test_logs_and_reports_kept(default_run):
+    runs = default_run.runs
     latest = runs / "latest"
     for variant in VARIANTS:
         console = (latest / variant / "console.log").read_text()
@@ -235,8 +206,8 @@ def test_logs_and_reports_kept(ab_run):
     assert mdtables.widest(md) <= mdtables.MAX_COLUMNS
 
 
-def test_ktap_parses_with_kunit(ab_run):
-    _, runs = ab_run
+def test_ktap_parses_with_kunit(default_run):
+    runs = default_run.runs
     rep = json.loads((runs / "latest" / "report.json").read_text())
     src = tree_src(rep["variants"]["exports"]["tree_key"])
     p = subprocess.run([sys.executable, "tools/testing/kunit/kunit.py", "parse",
@@ -253,7 +224,7 @@ def test_ktap_parses_with_kunit(ab_run):
     assert "ERROR" not in p.stdout
 
 
-def test_guest_panic_is_classified(tmp_path, ab_run):
+def test_guest_panic_is_classified(tmp_path, default_run):
     # Neither the initramfs init nor the requested init exists: the kernel panics.
     p = harness("run", "--variants", "exports", "--runs-dir", str(tmp_path),
                 "--append", "rdinit=/no-such-init init=/no-such-init")
@@ -268,7 +239,7 @@ def test_guest_panic_is_classified(tmp_path, ab_run):
     assert qemu_processes(tmp_path) == []
 
 
-def test_silent_guest_is_a_hang(tmp_path, ab_run):
+def test_silent_guest_is_a_hang(tmp_path, default_run):
     # A shell on the console waits for input forever and prints nothing more.
     p = harness("run", "--variants", "exports", "--runs-dir", str(tmp_path),
                 "--append", "rdinit=/bin/sh", "--hang-timeout", "10")
@@ -277,7 +248,7 @@ def test_silent_guest_is_a_hang(tmp_path, ab_run):
     assert qemu_processes(tmp_path) == []
 
 
-def test_unexpected_reboot_is_classified(tmp_path, ab_run):
+def test_unexpected_reboot_is_classified(tmp_path, default_run):
     # busybox reboot -f as the first process: the guest resets during boot
     p = harness("run", "--variants", "exports", "--runs-dir", str(tmp_path),
                 "--append", "rdinit=/bin/reboot -- -f")
@@ -291,7 +262,7 @@ def test_unexpected_reboot_is_classified(tmp_path, ab_run):
     assert qemu_processes(tmp_path) == []
 
 
-def test_guest_dying_under_gdb_is_classified_by_its_console(tmp_path, ab_run):
+def test_guest_dying_under_gdb_is_classified_by_its_console(tmp_path, default_run):
     # The module panics where it would take the snapshot, while gdb waits at
     # the breakpoint: the verdict is the panic, not the lost gdb session.
     p = harness("run", "--variants", "exports", "--runs-dir", str(tmp_path),
@@ -303,7 +274,7 @@ def test_guest_dying_under_gdb_is_classified_by_its_console(tmp_path, ab_run):
     assert qemu_processes(tmp_path) == []
 
 
-def test_kaslr_slide_computed_and_vmlinux_relocated(tmp_path, ab_run):
+def test_kaslr_slide_computed_and_vmlinux_relocated(tmp_path, default_run):
     p = harness("run", "--variants", "exports", "--runs-dir", str(tmp_path), "--kaslr")
     assert p.returncode == 0, p.stderr[-3000:]
     v = json.loads((tmp_path / "latest" / "report.json").read_text())["variants"]["exports"]
@@ -346,7 +317,7 @@ def test_broken_patch_is_reported(tmp_path):
     shutil.rmtree(tmp_path / "cache")
 
 
-def test_required_symbol_missing_refuses_load(tmp_path, ab_run):
+def test_required_symbol_missing_refuses_load(tmp_path, default_run):
     p = harness("run", "--variants", "stock", "--runs-dir", str(tmp_path),
                 "--insmod-args", "simulate_missing=task_prio")
     assert p.returncode == 35, p.stderr[-2000:]
@@ -356,11 +327,27 @@ def test_required_symbol_missing_refuses_load(tmp_path, ab_run):
     assert "unknown symbol in module, or unknown parameter" in console
 
 
-def test_optional_symbol_missing_degrades(tmp_path, ab_run):
-    p = harness("run", "--variants", "kallsyms", "--runs-dir", str(tmp_path),
-                "--insmod-args", "simulate_missing=block_class")
+@pytest.fixture(scope="module")
+def degraded_run(tmp_path_factory, default_run):
+    """One run for the two tests of a missing optional symbol: the built-in kallsyms
+    and `mine`, a variant defined only in a user's file, the same kernel as kallsyms
+    but its file says blockdev must degrade; the module told block_class is missing.
+    Without the LTTng boots: the default run has kallsyms' LTTng, and simulate_missing
+    is a probe-module parameter."""
+    runs = tmp_path_factory.mktemp("degraded")
+    mine = runs / "mine.toml"
+    mine.write_text((paths.REPO / "variants" / "kallsyms.toml").read_text()
+                    .replace("[expect]", '[expect]\ndegraded = ["blockdev"]'))
+    p = harness("run", "--variants", "mine,kallsyms", "--variant-file", str(mine),
+                "--runs-dir", str(runs), "--insmod-args", "simulate_missing=block_class",
+                "--no-lttng")
+    return p, runs
+
+
+def test_optional_symbol_missing_degrades(degraded_run):
+    p, runs = degraded_run
     assert p.returncode == 1, p.stderr[-2000:]
-    v = variant_report(tmp_path, "kallsyms")
+    v = variant_report(runs, "kallsyms")
     assert v["samplers"]["blockdev"] == {"available": False, "missing": "block_class"}
     assert all(sm["available"] for n, sm in v["samplers"].items() if n != "blockdev")
     bad = [x for x in v["values"] if x["agree"] is False]
@@ -375,23 +362,19 @@ def test_optional_symbol_missing_degrades(tmp_path, ab_run):
     assert "sampler blockdev reported itself unavailable" in v["notes"]
 
 
-def test_a_user_variant_that_expects_the_degradation_passes(tmp_path, ab_run):
+def test_a_user_variant_that_expects_the_degradation_passes(degraded_run):
     """A variant defined only in a user's file, next to a built-in one: the
     same kernel as kallsyms, but its file says blockdev must degrade."""
-    mine = tmp_path / "mine.toml"
-    mine.write_text((paths.REPO / "variants" / "kallsyms.toml").read_text()
-                    .replace("[expect]", '[expect]\ndegraded = ["blockdev"]'))
-    p = harness("run", "--variants", "mine,kallsyms", "--variant-file", str(mine),
-                "--runs-dir", str(tmp_path), "--insmod-args", "simulate_missing=block_class")
-    rep = json.loads((tmp_path / "latest" / "report.json").read_text())
+    p, runs = degraded_run
+    rep = json.loads((runs / "latest" / "report.json").read_text())
     assert rep["variants"]["mine"]["verdict"] == "pass", p.stderr[-2000:]
     assert rep["variants"]["kallsyms"]["verdict"] == "fail"      # it expects every sampler
     assert p.returncode == 1
     assert rep["variants"]["mine"]["tree_key"] == rep["variants"]["kallsyms"]["tree_key"]
 
 
-def test_gpl_only_exports_refuse_other_licences(tmp_path, ab_run):
-    _, runs = ab_run
+def test_gpl_only_exports_refuse_other_licences(tmp_path, default_run):
+    runs = default_run.runs
     src = tree_src(variant_report(runs, "exports")["tree_key"])
     for f in (paths.PROBE_MODULE).iterdir():
         if f.suffix in (".c", ".h") or f.name == "Kbuild":
@@ -421,9 +404,9 @@ def test_stress_on_debug_kernel(tmp_path):
 
 @pytest.mark.parametrize("variant,arg13", [("exports", False), ("kallsyms", False),
                                            ("stock", False), ("bpf13", True)])
-def test_bpf_thirteenth_argument(ab_run, variant, arg13):
+def test_bpf_thirteenth_argument(default_run, variant, arg13):
     """Seed patch 2: the literal port keeps argument 13 unreadable; bpf13 completes it."""
-    _, runs = ab_run
+    runs = default_run.runs
     bpf = {x["key"]: x for x in variant_report(runs, variant)["values"] if x["kind"] == "bpf"}
     assert src(bpf["arg12/readable"], "module") == "ok"
     assert (src(bpf["arg13/readable"], "module") == "ok") is arg13
@@ -451,8 +434,9 @@ def test_leak_check_can_fail(tmp_path):
 def test_both_kernel_lines_in_one_run(tmp_path):
     """6.1 and 6.12 side by side: every variant passes on its line, the matrix has a
     column per line, and what must match across lines does (same scenario, same
-    static programs, same RAM disks)."""
-    p = harness("run", "--kernel", "6.1,6.12", "--runs-dir", str(tmp_path))
+    static programs, same RAM disks). Without the LTTng boots (only 6.1 variants
+    have them): the default run has those, and they add nothing across lines."""
+    p = harness("run", "--kernel", "6.1,6.12", "--runs-dir", str(tmp_path), "--no-lttng")
     assert p.returncode == 0, p.stderr[-3000:]
     rep = json.loads((tmp_path / "latest" / "report.json").read_text())
     assert rep["matrix"]["lines"] == ["6.1", "6.12"]
@@ -472,10 +456,10 @@ def test_both_kernel_lines_in_one_run(tmp_path):
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_pageblock_states(ab_run, variant):
+def test_pageblock_states(default_run, variant):
     """Skip bits at both snapshots, CMA and Isolate blocks, a memory block taken offline
     between the snapshots, every block of both snapshots checked (harness/pbstates.py)."""
-    rows = {r["id"]: r for r in variant_report(ab_run[1], variant)["values"]}
+    rows = {r["id"]: r for r in variant_report(default_run.runs, variant)["values"]}
     for n in (1, 2):
         assert rows[f"pageblock:snap{n}/skip-bits"]["agree"] is True
         assert rows[f"snapshot:snap{n}/sequence"]["agree"] is True

@@ -1,7 +1,12 @@
 """End to end: Debian's LTTng in a guest of each variant (issue 13).
 
-Each test builds LTTng against the variant's cached tree on first use (a few
-minutes on 2 cores, then cached) and boots one TCG guest."""
+The LTTng boots checked here are the three of the session's shared run of the
+default variants (e2e_runs.default_run: exports, kallsyms and stock have an
+[lttng] table): their rows and facts from its report.json, their recordings
+from its variant directories, read and never changed (a doctored copy is made
+in memory). One test builds LTTng as shipped against the stock tree (a few
+minutes on 2 cores on first use, then cached) and boots it on its own.
+"""
 
 import copy
 import json
@@ -13,8 +18,11 @@ from harness.errors import HarnessError
 from harness.lttng import checks
 from harness.lttng import run as lttngrun
 from harness.options import RunOptions
+from harness.tests.e2e_runs import report_rows
 
 pytestmark = pytest.mark.e2e
+
+LTTNG_VARIANTS = ["exports", "kallsyms", "stock"]
 
 
 def _variant_and_tree(name):
@@ -23,12 +31,13 @@ def _variant_and_tree(name):
     return opts, v, kernel.prepare(v, opts.cache)
 
 
-@pytest.fixture(scope="module", params=["exports", "kallsyms", "stock"])
-def lttng_run(request, tmp_path_factory):
-    opts, v, tree = _variant_and_tree(request.param)
-    vdir = tmp_path_factory.mktemp(f"lttng-{v.name}")
-    rows, facts = lttngrun.run_lttng(v, tree, vdir, opts)
-    return v, rows, facts, vdir
+@pytest.fixture(params=LTTNG_VARIANTS)
+def lttng_run(request, default_run):
+    """(variant, its LTTng rows, the facts of its LTTng boot, its run directory)."""
+    (v,) = RunOptions.from_env().select([request.param])
+    rep = default_run.variant(v.name)
+    return (v, report_rows(rep, ("lttng", "lttng-coverage")), rep["lttng"],
+            default_run.latest / v.name)
 
 
 def test_lttng_comparison_passes(lttng_run):
@@ -135,26 +144,22 @@ def test_shipped_lttng_prio_context_is_one_classified_panic(tmp_path):
     assert "Kernel panic - not syncing" in console
 
 
-def test_make_run_includes_the_lttng_comparison(tmp_path):
+def test_make_run_includes_the_lttng_comparison(default_run):
     """`run` wires the LTTng boot in for a variant with an [lttng] table: its rows,
     its facts and the coverage table are in report.json, and the run passes."""
-    import os
-    import subprocess
-    import sys
-    from harness import paths
-    p = subprocess.run([sys.executable, "-m", "harness", "run", "--variants", "stock",
-                        "--runs-dir", str(tmp_path)], cwd=paths.REPO, capture_output=True,
-                       text=True, env=dict(os.environ), timeout=7200)
-    assert p.returncode == 0, p.stderr[-3000:]
-    rep = json.loads((tmp_path / "latest" / "report.json").read_text())
-    v = rep["variants"]["stock"]
-    rows = [c for c in v["values"] if c["kind"] == "lttng"]
-    assert rows and all(c["agree"] is True for c in rows)
-    assert v["lttng"]["trace_bytes"] > 0
+    assert default_run.proc.returncode == 0, default_run.proc.stderr[-3000:]
+    rep = default_run.report()
+    for name in LTTNG_VARIANTS:
+        v = rep["variants"][name]
+        rows = [c for c in v["values"] if c["kind"] == "lttng"]
+        assert rows and all(c["agree"] is True for c in rows), name
+        assert v["lttng"]["trace_bytes"] > 0
+        assert {c["key"] for c in rows} >= {"gdb/stop", "writeback/dirty_limit-at-stop",
+                                            "symcheck/check", "symcheck/flagged"}
+    assert "lttng" not in rep["variants"]["bpf13"]
     assert {r["name"] for r in rep["lttng_coverage"]} >= {"task_prio", "global_wb_domain"}
-    assert {c["key"] for c in rows} >= {"gdb/stop", "writeback/dirty_limit-at-stop",
-                                        "symcheck/check", "symcheck/flagged"}
     (finding,) = rep["lttng_findings"]
-    assert finding["fix_in_booted_series"]["stock"]["has_fix"] is True
-    md = (tmp_path / "latest" / "report.md").read_text()
+    assert set(finding["fix_in_booted_series"]) == set(LTTNG_VARIANTS)
+    assert all(b["has_fix"] is True for b in finding["fix_in_booted_series"].values())
+    md = (default_run.latest / "report.md").read_text()
     assert "prio_record" in md and finding["tested_by"] in md

@@ -1,0 +1,153 @@
+"""The harness runs the e2e tests share, and the helpers they use to read them.
+
+A run of the default variants builds (or finds) four kernel trees and three LTTng
+builds and boots seven TCG guests (four with the probe module, three with LTTng):
+one or two minutes warm, most of a cold check. Tests that check different things
+of one configuration (the same variants and options) read one run made once per
+pytest session, instead of each making its own:
+
+  default_run   `run --jobs 4 --keep-vmcore` of the 6.1 line's default variants
+                (exports, kallsyms, stock, bpf13), from a fresh copy of the
+                repository. Read by test_e2e (the A/B checks), test_drgn_e2e (the
+                kept vmcores), test_lttng_e2e (the three LTTng boots of the run)
+                and test_first_run (a fresh clone's first run, every variant at
+                once).
+
+Why one run can serve them all: --keep-vmcore only keeps the file drgn read (the
+comparison is the same), --jobs 4 only runs the four guests at once, and the
+fresh copy holds the same files as the repository (only symcheck/build, which is
+ignored by git, is missing, and the run builds it). The cache is the shared one
+($KSYMLAB_CACHE), so the run builds nothing the tests would not build anyway.
+
+The run directory is read-only to the tests: a test that doctors a file (a
+vmcore, a trace summary) copies it to its own tmp_path first. The fixture checks
+this at the end of the session: every file of the run directory must have the
+size and modification time it had when the run ended.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from harness import paths
+from harness.checks.model import Check
+
+# A cold default run builds the four 6.1 trees and three LTTng builds first:
+# 1,990 s on the slower machine (docs/costs.md); about twice that as a bound.
+COLD_RUN_TIMEOUT = 4000
+
+
+def harness(*args, env=None, timeout=3600, cwd=None):
+    """python3 -m harness ARGS from the repository (or `cwd`), output captured."""
+    return subprocess.run([sys.executable, "-m", "harness", *args], cwd=cwd or paths.REPO,
+                          capture_output=True, text=True, env={**os.environ, **(env or {})},
+                          timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+def tree_src(key):
+    """The source and build directory of the cached tree `key`."""
+    return paths.cache_root() / "trees" / key / "linux"
+
+
+def nm_address(vmlinux, name):
+    """Independent oracle: binutils nm on the built vmlinux."""
+    out = subprocess.run(["nm", str(vmlinux)], capture_output=True, text=True, check=True).stdout
+    for line in out.splitlines():
+        addr, _, sym = line.split(" ", 2)
+        if sym == name:
+            return int(addr, 16)
+    raise AssertionError(f"{name} not in {vmlinux}")
+
+
+def qemu_processes(path):
+    """QEMU processes whose command line names something under `path`."""
+    out = subprocess.run(["pgrep", "-af", "qemu-system"], capture_output=True, text=True).stdout
+    return [line for line in out.splitlines() if str(path) in line]
+
+
+def fresh_copy(dest):
+    """The repository's files as a clone has them (tracked and new, not ignored)."""
+    names = subprocess.run(["git", "ls-files", "-z", "--cached", "--others",
+                            "--exclude-standard"], cwd=paths.REPO, capture_output=True,
+                           check=True).stdout.split(b"\0")
+    for raw in filter(None, names):
+        name = raw.decode()
+        src = paths.REPO / name
+        if src.is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / name)
+    return dest
+
+
+def report_rows(variant_report, kinds):
+    """The rows of one variant of report.json whose kind is in `kinds`, as Checks."""
+    return [Check(r["kind"], r["key"], r["sources"], r["agree"], r["info"], r["reason"],
+                  r["label"])
+            for r in variant_report["values"] if r["kind"] in kinds]
+
+
+@dataclass(frozen=True)
+class Run:
+    """A finished `python3 -m harness run` and where it wrote."""
+    proc: subprocess.CompletedProcess
+    runs: Path                          # its --runs-dir
+    clone: Path = None                  # the repository copy it ran from, if any
+    symcheck_built_before: bool = None  # did the copy hold symcheck/build before the run
+
+    @property
+    def latest(self):
+        return self.runs / "latest"
+
+    def report(self):
+        return json.loads((self.latest / "report.json").read_text())
+
+    def variant(self, name):
+        return self.report()["variants"][name]
+
+
+def listing(root):
+    """(path, size, mtime) of every file under `root`: what the end-of-session check
+    compares."""
+    out = {}
+    for dirpath, _dirs, files in os.walk(root):
+        for name in files:
+            f = os.path.join(dirpath, name)
+            st = os.lstat(f)
+            out[os.path.relpath(f, root)] = (st.st_size, st.st_mtime_ns)
+    return out
+
+
+def unchanged(run):
+    """Yield `run` to the tests, then fail if any of them changed its run directory."""
+    before = listing(run.latest.resolve())
+    yield run
+    after = listing(run.latest.resolve())
+    changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+    assert not changed, f"a test changed the shared run directory {run.latest}: {changed[:10]}"
+
+
+@pytest.fixture(scope="session")
+def default_run(tmp_path_factory):
+    """The default variants of the 6.1 line, run once for the session from a fresh copy
+    of the repository, four guests at once, the vmcores kept."""
+    work = tmp_path_factory.mktemp("default-run")
+    clone = fresh_copy(work / "clone")
+    built_before = (clone / "symcheck" / "build").exists()
+    runs = work / "runs"
+    env = {k: v for k, v in os.environ.items() if k != "KSYMLAB_RUNS"}
+    p = subprocess.run([sys.executable, "-m", "harness", "run", "--jobs", "4",
+                        "--keep-vmcore", "--runs-dir", str(runs)], cwd=clone,
+                       capture_output=True, text=True, timeout=COLD_RUN_TIMEOUT,
+                       stdin=subprocess.DEVNULL, env=env)
+    (work / "stderr.txt").write_text(p.stderr)
+    if not (runs / "latest" / "report.json").is_file():
+        pytest.fail(f"the shared default run wrote no report (exit {p.returncode}):\n"
+                    f"{p.stderr[-3000:]}")
+    yield from unchanged(Run(p, runs, clone, built_before))
+
