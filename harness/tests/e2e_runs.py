@@ -28,8 +28,12 @@ size and modification time it had when the run ended.
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import tempfile
+import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -151,3 +155,108 @@ def default_run(tmp_path_factory):
                     f"{p.stderr[-3000:]}")
     yield from unchanged(Run(p, runs, clone, built_before))
 
+
+# ---------------------------------------------------------------- background builds
+#
+# A cold check spends most of its hour building kernel trees with both cores,
+# but much of the rest on one: the unit tests, the fault tests' single guests,
+# the debug kernel's stress guest, checkpatch. The trees that only later tests
+# need (a test's `prebuild` marker names them) are built meanwhile, by
+# `nice -n 19 python3 -m harness build` in the background from the start of the
+# session, in the order the selected tests need them, and those tests run last
+# (conftest.py), so the builds have every idle moment before. nice 19 leaves the tests
+# the CPU whenever they use it; the cache's entry locks make a test that needs a
+# tree still being built wait for it (and build it itself if that build failed),
+# so the result is the same cache as without. A marker names trees whose base,
+# if they derive from one, is named before them in the same marker (the debug
+# kernel has none: its config fragments differ; the 6.12 line's is stock-6.12):
+# a tree whose base some test is still building would be built from scratch.
+# KSYMLAB_PREBUILD=0 turns the builds off (the marked tests still run last).
+
+class Prebuild:
+    """The background builds of one session."""
+
+    def __init__(self, groups, log):
+        self.groups = groups            # [(variant, ...), ...] in the order needed
+        self.log = log
+        self.done = []                  # (group, exit status, seconds)
+        self._proc = None
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._run, name="ksymlab-prebuild",
+                                        daemon=True)
+
+    def start(self):
+        self._thread.start()
+        return self
+
+    def _run(self):
+        with open(self.log, "a") as out:
+            for group in self.groups:
+                with self._lock:
+                    if self._stop.is_set():
+                        return
+                    t0 = time.monotonic()
+                    out.write(f"$ harness build --variants {','.join(group)}\n")
+                    out.flush()
+                    self._proc = subprocess.Popen(
+                        ["nice", "-n", "19", sys.executable, "-m", "harness", "build",
+                         "--variants", ",".join(group)], cwd=paths.REPO, stdout=out,
+                        stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                        start_new_session=True)
+                status = self._proc.wait()
+                self.done.append((group, status, round(time.monotonic() - t0, 1)))
+
+    def stop(self, grace=120):
+        """Interrupt a build still running (the harness removes nothing complete; an
+        incomplete tree is rebuilt by its next user) and wait for the thread."""
+        with self._lock:
+            self._stop.set()
+            proc = self._proc
+        if proc is not None and proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGINT)
+                proc.wait(timeout=grace)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+            except ProcessLookupError:
+                pass
+        self._thread.join(timeout=grace)
+
+    def summary(self):
+        lines = [f"{','.join(g)}: exit {s} after {t} s" for g, s, t in self.done]
+        left = [g for g in self.groups if g not in [d[0] for d in self.done]]
+        lines += [f"{','.join(g)}: not finished" for g in left]
+        return lines
+
+
+def prebuild_groups(items):
+    """The variant groups the `prebuild` markers of `items` name, first need first."""
+    groups = []
+    for item in items:
+        for mark in item.iter_markers("prebuild"):
+            group = tuple(mark.args)
+            if group and group not in groups:
+                groups.append(group)
+    return groups
+
+
+def prebuilt_last(items):
+    """`items` with those that have a `prebuild` marker moved to the end, each part in
+    its own order."""
+    marked = [i for i in items if i.get_closest_marker("prebuild")]
+    return [i for i in items if not i.get_closest_marker("prebuild")] + marked
+
+
+def start_prebuild(items):
+    """Start the background builds the selected `items` need; None when there are none
+    or KSYMLAB_PREBUILD=0."""
+    if os.environ.get("KSYMLAB_PREBUILD", "1") == "0":
+        return None
+    groups = prebuild_groups(items)
+    if not groups:
+        return None
+    fd, log = tempfile.mkstemp(prefix="ksymlab-prebuild-", suffix=".log")
+    os.close(fd)
+    return Prebuild(groups, log).start()

@@ -389,6 +389,7 @@ def test_gpl_only_exports_refuse_other_licences(tmp_path, default_run):
             in p.stderr, p.stderr[-2000:]
 
 
+@pytest.mark.prebuild("debug")
 def test_stress_on_debug_kernel(tmp_path):
     p = harness("run", "--variants", "debug", "--runs-dir", str(tmp_path), "--stress", "100",
                 "--boot-timeout", "1800")
@@ -420,6 +421,7 @@ def test_bpf_thirteenth_argument(default_run, variant, arg13):
         assert bpf["arg13/value"]["agree"] is True
 
 
+@pytest.mark.prebuild("debug")
 def test_leak_check_can_fail(tmp_path):
     """The stress run's leak oracle is live: a deliberate leak is reported."""
     p = harness("run", "--variants", "debug", "--runs-dir", str(tmp_path), "--stress", "2",
@@ -431,6 +433,7 @@ def test_leak_check_can_fail(tmp_path):
     assert src(bad[0], "module") >= 1
 
 
+@pytest.mark.prebuild("stock-6.12", "kallsyms-6.12", "exports-6.12", "bpf13-6.12")
 def test_both_kernel_lines_in_one_run(tmp_path):
     """6.1 and 6.12 side by side: every variant passes on its line, the matrix has a
     column per line, and what must match across lines does (same scenario, same
