@@ -17,6 +17,7 @@ import pytest
 
 from harness.checks import variant as compare, drgn_columns as drgncompare
 from harness.oracles import drgn as drgn_oracle
+from harness.oracles.readings import GdbReading
 from harness.guest import dataport as guestdata
 from harness import paths
 from harness.options import RunOptions
@@ -67,15 +68,15 @@ def offline(rundir, variant, core, workdir):
     """Compare the variant's run again, drgn reading `core` instead of its own vmcore."""
     vdir = rundir / variant
     data = guestdata.parse((vdir / "data.log").read_text())
-    truth = json.loads((vdir / "gdb.json").read_text())
+    truth = GdbReading.parse(json.loads((vdir / "gdb.json").read_text()), str(vdir / "gdb.json"))
     spec = json.loads((vdir / "drgn-in.json").read_text())
     claims = {k: spec[k] for k in ("module", "sections", "symbols", "pageblock_order")}
     drgn = drgn_oracle.read({"path": str(core), "format": "elf"},
                             SimpleNamespace(vmlinux=Path(spec["vmlinux"])), claims, workdir,
                             variant, keep=True)
-    assert "error" not in drgn, drgn
+    assert drgn.error is None, drgn.error
     found = drgncompare.merge(compare.compare_variant(data, truth), data, truth, drgn)
-    return [c for c in found.symbols + found.values if c.agree is False], drgn
+    return [c for c in found.symbols + found.values if c.disagrees], drgn
 
 
 def kept_core(rundir, variant):
@@ -111,7 +112,7 @@ def file_offset(core, phys):
 def test_the_kept_vmcore_agrees_offline(kept_run, tmp_path):
     _, rundir = kept_run
     bad, drgn = offline(rundir, DOCTORED, kept_core(rundir, DOCTORED), tmp_path)
-    assert bad == [] and drgn["tasks"]
+    assert bad == [] and drgn.tasks
 
 
 def test_a_flipped_byte_of_the_module_results_in_the_vmcore_fails(kept_run, tmp_path):

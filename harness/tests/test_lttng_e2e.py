@@ -42,7 +42,7 @@ def lttng_run(request, default_run):
 
 def test_lttng_comparison_passes(lttng_run):
     v, rows, facts, _ = lttng_run
-    bad = [(c.id, dict(c.sources), c.reason) for c in rows if c.agree is False]
+    bad = [(c.id, dict(c.sources), c.reason) for c in rows if c.disagrees]
     assert bad == [], bad
     # every wrapped feature the session covers left evidence
     keys = {c.key for c in rows}
@@ -84,7 +84,7 @@ def test_a_doctored_trace_field_fails(lttng_run):
     """The recorded trace, one prio context value changed: the run must fail."""
     v, _, _, vdir = lttng_run
     summary, guest, truth = _recorded(vdir)
-    assert all(c.agree is not False
+    assert all(not c.disagrees
                for c in checks.compare(summary, guest, v.lttng_lost, truth=truth))
     doctored = copy.deepcopy(summary)
     pid = guest["task"][0]["pid"]
@@ -92,7 +92,7 @@ def test_a_doctored_trace_field_fails(lttng_run):
         if s["prev_tid"] == pid:
             s["prio"] += 1
     bad = [c.key for c in checks.compare(doctored, guest, v.lttng_lost, truth=truth)
-           if c.agree is False]
+           if c.disagrees]
     assert any(k.startswith("prio/") for k in bad), bad
 
 
@@ -101,7 +101,7 @@ def test_a_wrong_expectation_fails(lttng_run):
     v, _, _, vdir = lttng_run
     summary, guest, truth = _recorded(vdir)
     bad = [c.key for c in checks.compare(summary, guest, ("prio",), truth=truth)
-           if c.agree is False]
+           if c.disagrees]
     assert "feature/prio" in bad
 
 
@@ -112,8 +112,8 @@ def test_gdb_read_the_quiet_point(lttng_run):
     v, rows, facts, vdir = lttng_run
     summary, guest, truth = _recorded(vdir)
     by_key = {c.key: c for c in rows if c.kind == "lttng"}
-    assert by_key["gdb/stop"].agree is True
-    assert by_key["writeback/dirty_limit-at-stop"].agree is True
+    assert by_key["gdb/stop"].agrees
+    assert by_key["writeback/dirty_limit-at-stop"].agrees
     assert by_key["writeback/dirty_limit-at-stop"].sources["gdb_wb_domain"] == \
         truth["global_wb_domain"]["dirty_limit"] > 0
     assert all(c.sources.get("gdb") is not None for k, c in by_key.items()
@@ -124,7 +124,7 @@ def test_gdb_read_the_quiet_point(lttng_run):
     doctored["global_wb_domain"]["dirty_limit"] += 1
     doctored["tasks"][str(guest["task"][0]["pid"])]["prio"] += 1
     bad = {c.key for c in checks.compare(summary, guest, v.lttng_lost, truth=doctored)
-           if c.agree is False}
+           if c.disagrees}
     assert {"writeback/dirty_limit-at-stop", "writeback/bdp-limit-at-stop"} <= bad, bad
     assert any(k.startswith("prio/") for k in bad), bad
 

@@ -23,10 +23,10 @@ def _tree(patches_root):
 def test_the_task_prio_mutant_fails_only_its_seed_claim(tmp_path):
     symcheck.ensure_built()
     good = seedclaims.checks(_tree(paths.REPO / "patches").src, ALL, skip=WAIVED)
-    assert good and all(c.agree for c in good)
+    assert good and all(c.agrees for c in good)
     (m,) = [x for x in mutants.load() if x.id == "series-task_prio-exported-to-all"]
     tree = _tree(mutants.series_copy(m, tmp_path / "patches"))
     rows = seedclaims.checks(tree.src, ALL, skip=WAIVED)
-    assert [c.key for c in rows if not c.agree] == ["5/9/export/task_prio"]
-    (row,) = [c for c in rows if not c.agree]
+    assert [c.key for c in rows if not c.agrees] == ["5/9/export/task_prio"]
+    (row,) = [c for c in rows if not c.agrees]
     assert row.get("symvers") == row.get("ksymtab") == "EXPORT_SYMBOL"
