@@ -140,7 +140,9 @@ def test_interrupt_during_patch_then_resume(box):
 
 
 def test_interrupt_during_boot_then_rerun_passes(box):
-    args = ["run", "--variants", "kallsyms"]
+    # --no-lttng: the LTTng build (its own, in this private cache) and boot come
+    # after the probe module's boot and prove nothing about resuming it
+    args = ["run", "--variants", "kallsyms", "--no-lttng"]
     status, err = interrupt_when(box, args, env_for(box), lambda t: "boot: kallsyms: qemu" in t)
     assert_stopped_cleanly(box, status, err)
     # what was known is kept: the run directory has its report
