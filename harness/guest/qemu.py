@@ -32,6 +32,14 @@ POWEROFF_SECONDS = 60
 # guest, so two 128 MiB memory blocks (memory1, memory2) lie wholly inside it
 # with the zone on both sides, and the guest can take one offline.
 MEMORY_STATES_APPEND = "cma=16M movablecore=400M"
+# Under --kaslr the kernel's physical image lands anywhere in RAM, and a block
+# holding it refuses to go offline (EBUSY): in a 512 MiB guest both candidate
+# blocks refused in about one boot in twenty (docs/guest-states.md). A 1 GiB
+# guest whose ZONE_MOVABLE starts at the same 112 MiB (so the kernel's own zones
+# are those of every other boot) has six candidates, memory1 to memory6; the
+# image, about 12 MiB, can hold at most two.
+KASLR_MEMORY = "1024M"
+KASLR_MEMORY_STATES_APPEND = "cma=16M movablecore=912M"
 # The vmcore oracle (harness/guest/vmcore.py, oracles/drgn.py): QEMU's vmcoreinfo
 # device gives the guest an fw_cfg file, etc/vmcoreinfo, to which the guest's
 # qemu_fw_cfg driver writes where its VMCOREINFO note is; dump-guest-memory
@@ -98,7 +106,7 @@ class QemuSession:
             s.close()
 
     def __init__(self, tree, initrd, workdir, *, boot_timeout, hang_timeout, kvm=False,
-                 append="", memory="512M", icount=False, kaslr=False, extra_args=(),
+                 append="", memory=None, icount=False, kaslr=False, extra_args=(),
                  console_log=None, data_log=None):
         """The timeouts have no default here: RunOptions holds them (options.py).
         console_log and data_log default to console.log and data.log in `workdir`."""
@@ -107,7 +115,7 @@ class QemuSession:
         self.workdir = Path(workdir)
         self.want_kvm = kvm
         self.extra_append = append
-        self.memory = memory
+        self.memory = memory or (KASLR_MEMORY if kaslr else "512M")
         self.boot_timeout = boot_timeout
         self.hang_timeout = hang_timeout
         self.child = None
@@ -137,7 +145,9 @@ class QemuSession:
             "console=ttyS0",                        # the console is QEMU's stdio (console_args)
             "" if self.kaslr else "nokaslr",        # KASLR on: harness/guest/kaslr.py's slide
             "panic=-1",                             # a panic resets at once; QEMU then exits
-            RAMDISK_APPEND, MEMORY_STATES_APPEND, VMCOREINFO_APPEND, self.extra_append]
+            RAMDISK_APPEND,
+            KASLR_MEMORY_STATES_APPEND if self.kaslr else MEMORY_STATES_APPEND,
+            VMCOREINFO_APPEND, self.extra_append]
         return " ".join(p for p in pieces if p).strip()
 
     def console_args(self):

@@ -194,7 +194,7 @@ def test_cmdline_file_runs_the_same_argv(tmp_path, monkeypatch):
     assert shlex.split(text) == argv
     assert argv[argv.index("-append") + 1] == (
         "console=ttyS0 panic=-1 brd.rd_nr=2 brd.rd_size=16384 brd.max_part=4 cma=16M "
-        "movablecore=400M qemu_fw_cfg.ioport=12@0x510:0:1:4 oops=panic foo='a b'")
+        "movablecore=912M qemu_fw_cfg.ioport=12@0x510:0:1:4 oops=panic foo='a b'")
 
 
 def test_start_writes_the_argv_it_spawns(tmp_path):
@@ -202,3 +202,19 @@ def test_start_writes_the_argv_it_spawns(tmp_path):
     with FakeGuest(script, tmp_path) as g:
         g.expect_marker(qemu.READY, "boot")
     assert shlex.split((tmp_path / "qemu.cmdline").read_text()) == ["sh", "-c", script]
+
+
+def test_kaslr_boots_a_guest_with_six_movable_candidate_blocks(tmp_path):
+    """Under --kaslr the guest is 1 GiB with ZONE_MOVABLE from the same 112 MiB
+    (1024 - 912, as 512 - 400), so the kernel image cannot block every memory
+    block the init may take offline; an explicit size (LTTng's) is kept."""
+    def args(**kw):
+        vm = QemuSession(Tree("fake", "k", tmp_path, tmp_path), tmp_path / "i", tmp_path,
+                         **TIMEOUTS, **kw)
+        return vm.memory, vm.kernel_append().split()
+    memory, append = args()
+    assert memory == "512M" and "movablecore=400M" in append and "nokaslr" in append
+    memory, append = args(kaslr=True)
+    assert memory == "1024M" and "movablecore=912M" in append and "nokaslr" not in append
+    memory, append = args(memory="1024M")
+    assert memory == "1024M" and "movablecore=400M" in append
