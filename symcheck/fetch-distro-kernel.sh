@@ -3,15 +3,19 @@
 # Downloads with `apt-get download` (never installs), extracts with `dpkg -x`.
 # Idempotent: a completed fetch leaves $DEST/.complete and is not redone.
 #
-# Result layout ($DEST = ${KSYMLAB_CACHE:-/var/cache/ksymlab}/distro):
+# Result layout ($DEST = ${KSYMLAB_CACHE:-/var/cache/ksymlab}/distro; distro-6.12 with --line 6.12):
 #   $DEST/VERSION            kernel release, e.g. 6.1.0-57-amd64
 #   $DEST/build/             "build dir": Module.symvers + vmlinux
-#   $DEST/modules/           all .ko files (decompressed if the package ships .ko.xz)
+#   $DEST/modules/           all .ko files (decompressed if the package ships .ko.xz; not made
+#                            for --line 6.12, whose .ko.xz stay as shipped under root/lib/modules)
 #   $DEST/root/              dpkg -x tree of the image and headers packages
 #   $DEST/debs/              the downloaded .deb files
 #
 # `fetch-distro-kernel.sh --resolve` only prints the three package names (image, headers,
-# headers-common) that a fetch would download, and exits. Neither form needs root, only a
+# headers-common) that a fetch would download, and exits.
+# `--line 6.12` takes Debian 12's 6.12 kernel instead (linux-image-6.12-amd64's dependency,
+# linux-image-6.12.N+deb12-amd64, from bookworm-security) into $CACHE/distro-6.12; the default
+# line is 6.1 (linux-image-amd64's dependency) into $CACHE/distro, as before. Neither form needs root, only a
 # writable cache (apt-get update, run when apt knows no linux-image-amd64, does).
 #
 # Under pipefail a pipeline fails when any of its commands does, including a writer killed
@@ -22,38 +26,50 @@ set -eEuo pipefail
 trap 'rc=$?; echo "fetch-distro-kernel: line $LINENO: command failed (status $rc)" >&2' ERR
 
 CACHE=${KSYMLAB_CACHE:-/var/cache/ksymlab}
-DEST=$CACHE/distro
 SRC_TARBALL=${LINUX_SOURCE_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
 
 die() { echo "fetch-distro-kernel: $*" >&2; exit 1; }
 
 RESOLVE_ONLY=0
-case "${1:-}" in
-    --resolve) RESOLVE_ONLY=1 ;;
-    "") ;;
-    *) die "usage: fetch-distro-kernel.sh [--resolve]" ;;
+LINE=6.1
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --resolve) RESOLVE_ONLY=1 ;;
+        --line) [ $# -ge 2 ] || die "usage: fetch-distro-kernel.sh [--line 6.1|6.12] [--resolve]"
+                LINE=$2; shift ;;
+        *) die "usage: fetch-distro-kernel.sh [--line 6.1|6.12] [--resolve]" ;;
+    esac
+    shift
+done
+# META: the metapackage whose Depends names the image; IMG_RE: the image package's name.
+case "$LINE" in
+    6.1)  DEST=$CACHE/distro; META=linux-image-amd64; IMG_RE='^linux-image-6\.1\.0-[0-9]+-amd64' ;;
+    6.12) DEST=$CACHE/distro-6.12; META=linux-image-6.12-amd64
+          IMG_RE='^linux-image-6\.12\.[0-9]+\+deb12-amd64' ;;
+    *) die "unknown --line $LINE (6.1 or 6.12)" ;;
 esac
 
 # IMG: the linux-image-6.1.0-NN-amd64 package that linux-image-amd64's candidate depends on
+# (for 6.12: linux-image-6.12.N+deb12-amd64, from linux-image-6.12-amd64)
 # (the first such alternative of the first Depends: line). awk reads all of apt-cache's
 # output (no `exit`), so apt-cache never writes into a closed pipe.
 resolve_image() {
     local meta_ver
-    if ! apt-cache show linux-image-amd64 >/dev/null 2>&1; then
+    if ! apt-cache show "$META" >/dev/null 2>&1; then
         if [ "$(id -u)" = 0 ]; then apt-get update -qq || true; fi
     fi
-    meta_ver=$(apt-cache policy linux-image-amd64 | awk '/Candidate:/ && !v {v = $2} END {print v}')
-    [ -n "$meta_ver" ] && [ "$meta_ver" != "(none)" ] || die "no candidate for linux-image-amd64 (run apt-get update)"
-    IMG=$(apt-cache show "linux-image-amd64=$meta_ver" | awk -F': ' '
+    meta_ver=$(apt-cache policy "$META" | awk '/Candidate:/ && !v {v = $2} END {print v}')
+    [ -n "$meta_ver" ] && [ "$meta_ver" != "(none)" ] || die "no candidate for $META (run apt-get update)"
+    IMG=$(apt-cache show "$META=$meta_ver" | awk -F': ' -v re="$IMG_RE" '
         /^Depends:/ && img == "" {
             n = split($2, alt, /[,|]/)
             for (i = 1; i <= n; i++) {
                 p = alt[i]; sub(/ *\(.*/, "", p); gsub(/^ +| +$/, "", p)
-                if (p ~ /^linux-image-6\.1\.0-[0-9]+-amd64/) { img = p; break }
+                if (p ~ re) { img = p; break }
             }
         }
         END { print img }')
-    [ -n "$IMG" ] || die "cannot find linux-image-6.1.0-*-amd64 in Depends of linux-image-amd64=$meta_ver"
+    [ -n "$IMG" ] || die "cannot find an image matching $IMG_RE in Depends of $META=$meta_ver"
     META_VER=$meta_ver
 }
 
@@ -77,14 +93,14 @@ for t in apt-get apt-cache dpkg xz tar; do
 done
 
 resolve_image
-KREL=${IMG#linux-image-}          # 6.1.0-NN-amd64
+KREL=${IMG#linux-image-}          # 6.1.0-NN-amd64, 6.12.N+deb12-amd64
 KREL=${KREL%-unsigned}
-ABI=${KREL%-amd64}                # 6.1.0-NN
+ABI=${KREL%-amd64}                # 6.1.0-NN, 6.12.N+deb12
 HDR=linux-headers-$KREL
 HDRC=linux-headers-$ABI-common
 
 mkdir -p "$DEST/debs" "$DEST/root" "$DEST/build" "$DEST/modules"
-echo "fetch-distro-kernel: $IMG $HDR $HDRC (linux-image-amd64 $META_VER) -> $DEST"
+echo "fetch-distro-kernel: $IMG $HDR $HDRC ($META $META_VER) -> $DEST"
 cd "$DEST/debs"
 for p in "$IMG" "$HDR" "$HDRC"; do
     if ! ls "${p}"_*.deb >/dev/null 2>&1; then
@@ -126,23 +142,26 @@ if [ ! -s "$DEST/build/vmlinux" ]; then
     mv "$DEST/build/vmlinux.tmp" "$DEST/build/vmlinux"
 fi
 
-# Modules: copy, decompressing .ko.xz / .ko.zst if needed.
+# Modules: copy, decompressing .ko.xz / .ko.zst if needed (6.1 only: the 6.12 line is for
+# checking the tree as installed, compressed).
 MODROOT=$DEST/root/lib/modules/$KREL
 [ -d "$MODROOT" ] || die "no $MODROOT"
-( cd "$MODROOT/kernel" && find . -name '*.ko' -o -name '*.ko.xz' -o -name '*.ko.zst' -o -name '*.ko.gz' ) |
-while read -r rel; do
-    out="$DEST/modules/${rel#./}"
-    out=${out%.xz}; out=${out%.zst}; out=${out%.gz}
-    [ -s "$out" ] && continue
-    mkdir -p "$(dirname "$out")"
-    case "$rel" in
-        *.xz)  xz -dc "$MODROOT/kernel/$rel" > "$out" ;;
-        *.zst) zstd -qdc "$MODROOT/kernel/$rel" > "$out" ;;
-        *.gz)  gzip -dc "$MODROOT/kernel/$rel" > "$out" ;;
-        *)     cp "$MODROOT/kernel/$rel" "$out" ;;
-    esac
-done
+if [ "$LINE" = 6.1 ]; then
+    ( cd "$MODROOT/kernel" && find . -name '*.ko' -o -name '*.ko.xz' -o -name '*.ko.zst' -o -name '*.ko.gz' ) |
+    while read -r rel; do
+        out="$DEST/modules/${rel#./}"
+        out=${out%.xz}; out=${out%.zst}; out=${out%.gz}
+        [ -s "$out" ] && continue
+        mkdir -p "$(dirname "$out")"
+        case "$rel" in
+            *.xz)  xz -dc "$MODROOT/kernel/$rel" > "$out" ;;
+            *.zst) zstd -qdc "$MODROOT/kernel/$rel" > "$out" ;;
+            *.gz)  gzip -dc "$MODROOT/kernel/$rel" > "$out" ;;
+            *)     cp "$MODROOT/kernel/$rel" "$out" ;;
+        esac
+    done
+fi
 
 echo "$KREL" > "$DEST/VERSION"
 touch "$DEST/.complete"
-echo "fetch-distro-kernel: done: $(find "$DEST/modules" -name '*.ko' | wc -l) modules, $(wc -l < "$DEST/build/Module.symvers") Module.symvers lines"
+echo "fetch-distro-kernel: done: $(find "$MODROOT/kernel" -name '*.ko*' | wc -l) modules, $(wc -l < "$DEST/build/Module.symvers") Module.symvers lines"

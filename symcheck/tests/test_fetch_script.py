@@ -151,3 +151,55 @@ def test_a_failed_fetch_fails_the_distro_tests(tmp_path):
     assert "cannot fetch the Debian distro kernel into " + str(tmp_path / "cache" / "distro") in out
     assert "command failed (status 3)" in out, out
     assert "1 error" in out and "skipped" not in out, out
+
+
+# The 6.12 line: linux-image-6.12-amd64 depends on linux-image-6.12.N+deb12-amd64 (Debian 12's
+# 6.12 kernel, from bookworm-security); the fetch goes to distro-6.12 and keeps the .ko.xz.
+KREL612 = "6.12.999+deb12-amd64"
+NAMES612 = f"linux-image-{KREL612} linux-headers-{KREL612} linux-headers-6.12.999+deb12-common"
+APT_CACHE_612 = r"""#!/bin/sh
+case "$1 $2" in
+"policy linux-image-6.12-amd64") printf 'linux-image-6.12-amd64:\n  Candidate: 6.12.999-1~deb12u1\n' ;;
+"show linux-image-6.12-amd64="*)
+    printf 'Package: linux-image-6.12-amd64\nDepends: linux-image-6.12.999+deb12-amd64 (= 6.12.999-1~deb12u1)\n' ;;
+*) echo "unexpected apt-cache $*" >&2; exit 2 ;;
+esac
+"""
+DPKG_612 = r"""#!/bin/sh
+[ "$1" = -x ] || exit 2
+deb=$(basename "$2"); root=$3; k=6.12.999+deb12-amd64
+case "$deb" in
+linux-image-${k}_*)
+    mkdir -p "$root/boot" "$root/lib/modules/$k/kernel/net"
+    printf 'VMLINUX' >"$root/boot/vmlinuz-$k"
+    printf 'xz-ko' | xz -c >"$root/lib/modules/$k/kernel/net/b.ko.xz" ;;
+linux-headers-${k}_*)
+    mkdir -p "$root/usr/src/linux-headers-$k"
+    printf '0x12345678\ttask_prio\tvmlinux\tEXPORT_SYMBOL_GPL\t\n' >"$root/usr/src/linux-headers-$k/Module.symvers" ;;
+linux-headers-6.12.999+deb12-common_*)
+    mkdir -p "$root/usr/src/linux-headers-6.12.999+deb12-common/scripts"
+    printf '#!/bin/sh\nprintf "ELF:"; cat "$1"\n' >"$root/usr/src/linux-headers-6.12.999+deb12-common/scripts/extract-vmlinux" ;;
+*) exit 3 ;;
+esac
+"""
+
+
+def test_line_612_resolves_and_lays_out_its_own_cache(tmp_path):
+    env = fakes(tmp_path, apt_cache=APT_CACHE_612, dpkg=DPKG_612)
+    r = fetch(env, "--line", "6.12", "--resolve")
+    assert (r.returncode, r.stdout, r.stderr) == (0, NAMES612 + "\n", "")
+    r = fetch(env, "--line", "6.12")
+    assert r.returncode == 0, r.stderr
+    dest = tmp_path / "cache" / "distro-6.12"
+    assert (dest / "VERSION").read_text() == KREL612 + "\n"
+    assert (dest / "build" / "vmlinux").read_text() == "ELF:VMLINUX"
+    assert (dest / "build" / "Module.symvers").read_text().startswith("0x12345678\ttask_prio\t")
+    ko = dest / "root" / "lib" / "modules" / KREL612 / "kernel" / "net" / "b.ko.xz"
+    assert ko.read_bytes().startswith(b"\xfd7zXZ\x00")   # kept compressed, as installed
+    assert list((dest / "modules").rglob("*.ko")) == []
+    assert not (tmp_path / "cache" / "distro").exists()   # the 6.1 fixtures are not touched
+
+
+def test_unknown_line_is_refused(tmp_path):
+    r = fetch(fakes(tmp_path, apt_get=REFUSE, dpkg=REFUSE), "--line", "5.10", "--resolve")
+    assert r.returncode == 1 and "unknown --line 5.10" in r.stderr
