@@ -27,13 +27,6 @@ from .options import RunOptions
 from .run import run
 
 
-def _terminate(signum, frame):
-    # Every worker's wait loop sees STOP and ends its child's process group;
-    # the main thread unwinds so QEMU and gdb are stopped by their context managers.
-    proc.STOP.set()
-    raise KeyboardInterrupt
-
-
 def _internal_error(e):
     """A bug in the harness: the traceback goes to a file, the terminal gets one line.
 
@@ -90,6 +83,9 @@ def _run_args(p):
                    "(a scratch copy, e.g. a mutant)")
     p.add_argument("--no-lttng", action="store_true",
                    help="skip the LTTng boot of variants whose file has an [lttng] table")
+    p.add_argument("--cluster", metavar="tcp://HOST:PORT",
+                   help="run each variant job on a worker of this Dask scheduler "
+                   "(default: $KSYMLAB_CLUSTER, else in this process; docs/cluster.md)")
 
 
 def _cache_args(p):
@@ -125,7 +121,7 @@ def _run(args):
         stress=args.stress, kaslr=args.kaslr, jobs=args.jobs,
         keep_vmcore=args.keep_vmcore,
         variant_files=args.variant_file, module_src=args.module_src,
-        lttng=not args.no_lttng)
+        lttng=not args.no_lttng, cluster=args.cluster)
     # every tree, module and initramfs the run builds or finds is held (shared
     # lock) until it ends: no eviction, here or in another process, removes them
     with cache.session():
@@ -209,8 +205,8 @@ def parser():
 
 
 def main(argv=None):
-    signal.signal(signal.SIGTERM, _terminate)
-    signal.signal(signal.SIGINT, _terminate)
+    signal.signal(signal.SIGTERM, proc.stop_on_signal)
+    signal.signal(signal.SIGINT, proc.stop_on_signal)
     try:
         args = parser().parse_args(argv)
     except SystemExit as e:

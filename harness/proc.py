@@ -15,6 +15,26 @@ from .errors import HarnessError
 STOP = threading.Event()
 
 
+def stop_on_signal(signum, frame):
+    """SIGINT/SIGTERM handler: every worker's wait loop sees STOP and ends its
+    child's process group; the main thread unwinds, so QEMU and gdb are stopped
+    by their context managers."""
+    STOP.set()
+    raise KeyboardInterrupt
+
+
+PR_SET_PDEATHSIG = 1        # include/uapi/linux/prctl.h
+
+
+def die_with_parent(sig=signal.SIGTERM):
+    """Have the kernel send `sig` to this process when the thread that started it
+    ends (a killed Dask worker): its handler then stops our builds and guests."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG)")
+
+
 def check_stop(step):
     if STOP.is_set():
         raise HarnessError(step, "interrupted")

@@ -1,0 +1,129 @@
+"""The Dask task of one variant job: variant_job(spec) runs on a worker.
+
+It checks nothing itself: a child process (child.py) does the job, so that a
+cancelled job can be stopped (Dask's cancel() cannot stop a running
+function) and so that the child, its builds, guests and gdb end with the worker
+(the child asks for SIGTERM when its starting thread ends, and stops them all
+in its handler). The task polls the run's cancel Event once a second; a set
+Event, or a scheduler that no longer answers, stops the child.
+
+Each attempt gets a fresh job directory under the worker's cache, so a task
+that Dask reruns after a worker died never meets a half-written run directory
+(a cache entry half-written by the dead worker is the cache's own business:
+entries are complete or absent, build/cache.py). The directory is removed once
+its files are packed; directories of dead workers' attempts are swept.
+"""
+
+import os
+import pickle
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from .. import paths, proc
+from . import artifacts
+
+POLL = 1.0                  # seconds between looks at the cancel Event
+STOP_GRACE = 60.0           # a guest, gdb and a build wind down within this
+
+
+@dataclass(frozen=True)
+class JobOutcome:
+    variant: str
+    worker: str                     # the Dask worker's address
+    host: str
+    result: Optional[bytes]         # artifacts.dump_result({result, kernel_s, vdir}) or None
+    artifacts: bytes                # tar of the job's run directory
+    vdir: str                       # that directory on the worker (relocated by the client)
+    status: int                     # the child's exit status
+    stopped: str = ""               # why the job was stopped, if it was
+    log_tail: str = ""              # the child's last lines when it wrote no result
+
+
+def _alive(pid):
+    """Is process `pid` running? A zombie (killed, not yet reaped by whoever
+    started the worker) is not."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+def sweep(root):
+    """Remove job directories whose worker process is gone (name: <pid>-...)."""
+    if not root.is_dir():
+        return
+    for d in root.iterdir():
+        pid = d.name.split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(d, ignore_errors=True)
+
+
+def _cancel_requested(event_name):
+    """'' while the run goes on; else why the job must stop."""
+    if not event_name:
+        return ""
+    try:
+        from distributed import Event
+        return "the client cancelled the run" if Event(event_name).is_set() else ""
+    except Exception as e:      # noqa: BLE001 - any failure here means no scheduler
+        return f"the scheduler does not answer ({type(e).__name__}: {e})"
+
+
+def _tail(log, n=15):
+    try:
+        return "\n".join(log.read_text(errors="replace").splitlines()[-n:])
+    except OSError:
+        return ""
+
+
+def _worker_address():
+    try:
+        from distributed import get_worker
+        return get_worker().address
+    except (ImportError, ValueError):
+        return f"local:{os.getpid()}"
+
+
+def variant_job(spec, cancel_check=_cancel_requested):
+    """Run the JobSpec `spec` here; return a JobOutcome (never raises for a failed step)."""
+    root = paths.cache_root() / "cluster-jobs"
+    sweep(root)
+    jobdir = root / f"{os.getpid()}-{spec.run_id}-{spec.variant}-{time.monotonic_ns()}"
+    vdir = jobdir / "out" / spec.variant
+    vdir.mkdir(parents=True)
+    (jobdir / "spec.pickle").write_bytes(pickle.dumps(spec))
+    log = vdir / "cluster-job.log"
+    stopped = ""
+    with open(log, "ab") as out:
+        child = subprocess.Popen(
+            [sys.executable, "-m", "harness.cluster.child", str(jobdir), str(os.getpid())],
+            cwd=paths.REPO, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            start_new_session=True)
+        try:
+            while child.poll() is None:
+                stopped = cancel_check(spec.cancel_event)
+                if stopped:
+                    break
+                try:
+                    child.wait(timeout=POLL)
+                except subprocess.TimeoutExpired:
+                    pass
+        finally:
+            proc.stop_group(child, grace=STOP_GRACE)
+    status = child.wait()
+    result_file = jobdir / "result.pickle"
+    result = result_file.read_bytes() if result_file.is_file() and not stopped else None
+    outcome = JobOutcome(
+        variant=spec.variant, worker=_worker_address(), host=socket.gethostname(),
+        result=result, artifacts=artifacts.pack(vdir, keep_optional=spec.keep_optional),
+        vdir=str(vdir), status=status, stopped=stopped,
+        log_tail="" if result else _tail(log))
+    shutil.rmtree(jobdir, ignore_errors=True)
+    return outcome
