@@ -26,6 +26,7 @@ EXIT = {
     "verify": 41,        # a result could not be parsed or compared
     "vmcore": 42,        # QEMU could not write the vmcore (recorded as a failing check)
     "drgn": 43,          # drgn could not read the vmcore (recorded as a failing check)
+    "cluster": 50,       # --cluster: the Dask scheduler is unreachable or was lost, a job failed there
     "mutant": 60,        # harness.tools.mutants: a mutant could not be applied or built
     "mutants": 61,       # harness.tools.mutants: an unmutated baseline run failed
     "internal": 70,      # a bug in the harness (traceback in a file, one line on stderr)

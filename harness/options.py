@@ -29,14 +29,16 @@ class RunOptions:
     keep_vmcore: bool = False       # keep the vmcore drgn read (else removed once read)
     module_src: Optional[Path] = None   # probe-module sources to build (default: probe-module/)
     lttng: bool = True              # the LTTng boot of variants with an [lttng] table
+    cluster: Optional[str] = None   # Dask scheduler address: variant jobs run on its workers
 
     @classmethod
     def from_env(cls, **given):
-        """Defaults from KSYMLAB_CACHE, KSYMLAB_TARBALL, KSYMLAB_PATCHES and KSYMLAB_RUNS;
-        a value given as None keeps its default."""
+        """Defaults from KSYMLAB_CACHE, KSYMLAB_TARBALL, KSYMLAB_PATCHES, KSYMLAB_RUNS
+        and KSYMLAB_CLUSTER; a value given as None keeps its default."""
         opts = {"cache": paths.cache_root(), "tarball": paths.tarball_override(),
                 "patches": paths.patches_root(), "runs_root": paths.runs_root(),
-                "scenario": paths.SCENARIOS / "default.scenario"}
+                "scenario": paths.SCENARIOS / "default.scenario",
+                "cluster": paths.cluster_override()}
         opts.update({k: v for k, v in given.items() if v is not None})
         for k in ("cache", "tarball", "patches", "runs_root", "scenario"):
             opts[k] = Path(opts[k]) if opts[k] is not None else None

@@ -31,6 +31,11 @@ def cache_root():
     return Path(os.environ.get("KSYMLAB_CACHE", "/var/cache/ksymlab"))
 
 
+def cluster_override():
+    """KSYMLAB_CLUSTER: the Dask scheduler a run uses when --cluster is not given."""
+    return os.environ.get("KSYMLAB_CLUSTER") or None
+
+
 def runs_root():
     return Path(os.environ.get("KSYMLAB_RUNS", str(REPO / "runs")))
 

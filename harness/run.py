@@ -100,7 +100,7 @@ class _Steps:
         self._clock = now
 
 
-def _base_result(variant, tree=None, **kw):
+def base_result(variant, tree=None, **kw):
     return VariantResult(name=variant.name, description=variant.description,
                          module_mode=variant.module_mode,
                          series=tuple(p.name for p in _series(variant)),
@@ -188,7 +188,7 @@ def run_variant(variant, tree, vdir, opts, steps):
         steps.lap("lttng")
     facts["resolve_ns"] = found.resolve_ns
     facts["bench"] = [dataport.row_dict(b) for b in data.bench]
-    result = _base_result(
+    result = base_result(
         variant, tree, symbols=found.symbols,
         values=found.values + tuple(compare_symcheck(findings, variant.module_mode))
         + tuple(lttng_rows),
@@ -203,10 +203,56 @@ def run_variant(variant, tree, vdir, opts, steps):
     return result
 
 
+def variant_result(v, tree, vdir, opts, waived):
+    """The seed claims and the guest run of variant `v` on its built `tree`:
+    (VariantResult, HarnessError or None). A failed step is in the result too."""
+    steps = _Steps()
+    claims = ()
+    try:
+        # from the built tree alone: a port that drifts from its seed fails even
+        # when its module cannot build or its guest cannot boot
+        claims = tuple(seedclaims.variant_checks(tree, v, waived))
+        result = run_variant(v, tree, vdir, opts, steps)
+        return replace(result, values=result.values + claims), None
+    except HarnessError as err:
+        say("error", err.one_line())
+        return base_result(v, tree, error=step_error(err, vdir),
+                           timings=dict(steps.seconds), values=claims), err
+
+
 def _meta(run_id, opts):
     return {"run_id": run_id, "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "scenario": str(opts.scenario),
             "insmod_args": opts.insmod_args, "stress_cycles": opts.stress, "kaslr": opts.kaslr}
+
+
+def _run_on_cluster(selected, opts, run_id, rundir, board, write, order, meta):
+    from .cluster import client as cluster        # needs python3-distributed
+
+    def arrived(result, kernel_seconds):
+        board.publish(result)
+        kernel_s[result.name] = kernel_seconds
+        write({"kernel": dict(kernel_s)})
+
+    kernel_s = {}
+    t0 = time.monotonic()
+    try:
+        errors = cluster.run_jobs(selected, opts, run_id, rundir, arrived)
+    except HarnessError as err:         # no scheduler or no worker: nothing ran
+        errors = {v.name: err for v in selected}
+    for v in selected:
+        if v.name not in board.snapshot():           # never ran, or lost with the scheduler
+            (rundir / v.name).mkdir(exist_ok=True)
+            board.publish(base_result(v, error=step_error(errors[v.name], rundir / v.name)))
+    timings = {"kernel": dict(kernel_s), "guests": round(time.monotonic() - t0, 1),
+               "guest_workers": f"cluster {opts.cluster}"}
+    meta["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    rep = write(timings)
+    say("report", f"{rundir / 'report.md'}: verdict {rep['verdict']}")
+    first_error = next((errors[n] for n in order if n in errors), None)
+    if first_error is not None:
+        return first_error.exit_status, rundir, first_error
+    return (0 if rep["verdict"] == "pass" else 1), rundir, None
 
 
 def run(names, opts):
@@ -234,6 +280,9 @@ def run(names, opts):
             assemble.write_all(rundir, rep)
         return rep
 
+    if opts.cluster:
+        # every variant job (tree, guests, gdb, drgn, LTTng) runs on a Dask worker
+        return _run_on_cluster(selected, opts, run_id, rundir, board, write, order, meta)
     errors = {}
     trees = {}
     kernel_s = {}
@@ -243,7 +292,7 @@ def run(names, opts):
     except HarnessError as err:
         for v in selected:
             (rundir / v.name).mkdir(exist_ok=True)
-            board.publish(_base_result(v, error=step_error(err, rundir / v.name)))
+            board.publish(base_result(v, error=step_error(err, rundir / v.name)))
         write({})
         say("error", err.one_line())
         return err.exit_status, rundir, err
@@ -256,7 +305,7 @@ def run(names, opts):
             trees[v.name] = kernel.prepare(v, opts.cache, None, i, len(selected))
             kernel_s[v.name] = round(time.monotonic() - t0, 1)
         except HarnessError as err:
-            board.publish(_base_result(v, error=step_error(err, vdir)))
+            board.publish(base_result(v, error=step_error(err, vdir)))
             errors[v.name] = err
             say("error", err.one_line())
     timings = {"kernel": kernel_s}          # no longer changed once the guests start
@@ -266,21 +315,7 @@ def run(names, opts):
     # directory, sockets and gdb.
     def one(v):
         """Run one variant; return its HarnessError or None."""
-        vdir = rundir / v.name
-        steps = _Steps()
-        failure = None
-        claims = ()
-        try:
-            # from the built tree alone: a port that drifts from its seed fails even
-            # when its module cannot build or its guest cannot boot
-            claims = tuple(seedclaims.variant_checks(trees[v.name], v, waived))
-            result = run_variant(v, trees[v.name], vdir, opts, steps)
-            result = replace(result, values=result.values + claims)
-        except HarnessError as err:
-            say("error", err.one_line())
-            failure = err
-            result = _base_result(v, trees[v.name], error=step_error(err, vdir),
-                                  timings=dict(steps.seconds), values=claims)
+        result, failure = variant_result(v, trees[v.name], rundir / v.name, opts, waived)
         board.publish(result)
         write(timings)                      # keep what is known after each variant
         return failure

@@ -127,6 +127,7 @@ class VariantResult:
     seeds: tuple = ()               # the seed patches this variant's series carries
     kernel_line: str = ""
     role: str = ""                  # its row in the kernel x variant matrix
+    worker: str = "local"           # where it ran: "local" or a Dask worker's address
 
     def __post_init__(self):
         for name in ("samplers", "timings", "facts"):
@@ -173,7 +174,7 @@ class VariantResult:
                "symbols": [c.to_json() for c in self.symbols],
                "values": [c.to_json() for c in self.values],
                "kernel_line": self.kernel_line, "role": self.role or self.name,
-               "seeds": list(self.seeds),
+               "seeds": list(self.seeds), "worker": self.worker,
                "samplers": _plain(self.samplers), "notes": list(self.notes),
                "counts": self.counts, "timings": _plain(self.timings)}
         out.update(_plain(self.facts))

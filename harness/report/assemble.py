@@ -238,7 +238,8 @@ def _details(name, v, out):
     out.append(f"### {name}")
     out.append("")
     out.append(f"{v.get('description', '')}. Tree `{v.get('tree_key')}`, guest kernel "
-               f"`{v.get('guest_kernel')}`, series: {', '.join(v.get('series', [])) or 'none'}.")
+               f"`{v.get('guest_kernel')}`, series: {', '.join(v.get('series', [])) or 'none'}, "
+               f"ran on {v.get('worker', 'local')}.")
     out.append("")
     if v.get("samplers"):
         mdtables.table(out, ["sampler", "available", "missing symbol"],

@@ -427,7 +427,8 @@ def _details(report):
         out.append(f"<p>{ESC(str(v.get('description', '')))}. Tree <code>"
                    f"{ESC(str(v.get('tree_key')))}</code>, guest kernel <code>"
                    f"{ESC(str(v.get('guest_kernel')))}</code>, series: "
-                   f"{ESC(', '.join(v.get('series') or []) or 'none')}.</p>")
+                   f"{ESC(', '.join(v.get('series') or []) or 'none')}, ran on "
+                   f"<code>{ESC(str(v.get('worker', 'local')))}</code>.</p>")
         e = v.get("error")
         if e:
             out.append(f'<p class="fail">{ESC(str(e.get("verdict", e["step"])))}: step '

@@ -126,5 +126,5 @@ def test_exit_statuses_are_distinct_and_as_documented():
         "module": 20, "initramfs": 21, "symcheck": 22, "lttng": 23,
         "boot": 30, "panic": 31, "oops": 32, "hang": 33, "timeout": 34, "guest": 35,
         "warning": 36, "reboot": 37,
-        "gdb": 40, "verify": 41, "vmcore": 42, "drgn": 43,
+        "gdb": 40, "verify": 41, "vmcore": 42, "drgn": 43, "cluster": 50,
         "mutant": 60, "mutants": 61, "internal": 70, "interrupted": 130}
