@@ -1,0 +1,154 @@
+"""--cluster end to end on a real Dask scheduler and workers on localhost.
+
+1. The default variants through two workers, one holding every tree (the shared
+   cache) and one with an empty cache of its own: the report has the local
+   run's checks and verdicts, every job ran on the worker that holds its tree,
+   the empty cache stayed empty, and every variant's files came home.
+2. A worker killed (SIGKILL) while its guest runs: Dask reruns the job on the
+   other worker, the run passes, and no QEMU of the killed worker is left.
+3. Ctrl-C in the client: exit 130 with one line, every job's guest stopped
+   before the client returns, the worker still serving.
+Workers 2 and 3 share the session's cache, so they hold every tree (and a rerun
+meets what the killed attempt left in that cache).
+"""
+
+import json
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from harness import paths
+from harness.cluster.local import LocalCluster, free_port, job_qemus
+
+pytestmark = pytest.mark.e2e
+
+RUN_TIMEOUT = 1800
+
+
+@pytest.fixture
+def cluster(tmp_path):
+    c = LocalCluster(tmp_path)
+    c.scheduler()
+    yield c
+    c.close()
+
+
+def comparable(variant):
+    """(check id, verdict) of a variant's rows, with the guest's pids written as N:
+    two boots give the scenario's tasks other pids (and one boot may have one more
+    kernel thread, so these are sets)."""
+    return {(re.sub(r"\bpid \d+", "pid N", c["id"]), c["agree"])
+            for c in variant["symbols"] + variant["values"]}
+
+
+def run_cluster(address, runs, *args, timeout=RUN_TIMEOUT):
+    return subprocess.run([sys.executable, "-m", "harness", "run", "--cluster", address,
+                           "--runs-dir", str(runs), *args], cwd=paths.REPO,
+                          capture_output=True, text=True, timeout=timeout,
+                          stdin=subprocess.DEVNULL)
+
+
+def test_cluster_run_matches_the_local_run(cluster, default_run, tmp_path):
+    warm = cluster.worker("warm", paths.cache_root(), nthreads=2)
+    cold = cluster.worker("cold", tmp_path / "cold-cache")
+    p = run_cluster(cluster.address, tmp_path / "runs")
+    assert p.returncode == default_run.proc.returncode == 0, p.stderr[-3000:]
+    local, remote = default_run.report(), json.loads(
+        (tmp_path / "runs" / "latest" / "report.json").read_text())
+    assert list(remote["variants"]) == list(local["variants"])
+    for name, v in remote["variants"].items():
+        lv = local["variants"][name]
+        assert v["verdict"] == lv["verdict"] == "pass", name
+        assert v["counts"]["values_disagree"] == lv["counts"]["values_disagree"] == 0
+        assert comparable(v) == comparable(lv), name
+        assert v["worker"] == warm.address, f"{name} ran on {v['worker']}, not the tree's holder"
+        assert lv["worker"] == "local"
+        # every file the local run wrote came home, but the vmcore and initramfs it kept
+        vdir, ldir = tmp_path / "runs" / "latest" / name, default_run.latest / name
+        want = {f.relative_to(ldir) for f in ldir.rglob("*") if f.is_file()
+                and "vmcore" not in f.name and not f.name.endswith(".cpio")}
+        got = {f.relative_to(vdir) for f in vdir.rglob("*") if f.is_file()}
+        assert want <= got, f"{name}: missing {sorted(map(str, want - got))[:10]}"
+        assert (vdir / "cluster-job.log").is_file()
+    assert not (cold.cache / "trees").exists(), "a job went to the worker without its trees"
+    assert f"ran on {warm.address}" in (tmp_path / "runs/latest/report.md").read_text()
+    show = subprocess.run([sys.executable, "-m", "harness", "show",
+                           str(tmp_path / "runs" / "latest")], cwd=paths.REPO,
+                          capture_output=True, text=True)
+    assert show.returncode == 0 and "verdict pass" in show.stdout, show.stdout + show.stderr
+    assert job_qemus() == []
+
+
+def _start(address, runs, *args):
+    err = open(runs.parent / f"client-{time.monotonic_ns()}.err", "w+")
+    p = subprocess.Popen([sys.executable, "-m", "harness", "run", "--cluster", address,
+                          "--runs-dir", str(runs), *args], cwd=paths.REPO,
+                         stdout=subprocess.DEVNULL, stderr=err, stdin=subprocess.DEVNULL)
+    return p, err
+
+
+def _first_guest(workers, client, timeout=600):
+    """The worker whose job's QEMU runs first."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        for w in workers:
+            if job_qemus(w.proc.pid):
+                return w
+        assert client.poll() is None, "the run ended before any guest started"
+        time.sleep(0.05)
+    raise AssertionError("no job's guest started")
+
+
+def test_killed_worker_reruns_elsewhere(cluster, tmp_path):
+    workers = [cluster.worker(n, paths.cache_root()) for n in ("w1", "w2")]
+    p, err = _start(cluster.address, tmp_path / "runs", "--variants", "stock,exports",
+                    "--no-lttng")
+    victim = _first_guest(workers, p)
+    victim.proc.send_signal(signal.SIGKILL)
+    status = p.wait(timeout=RUN_TIMEOUT)
+    err.seek(0)
+    stderr = err.read()
+    assert status == 0, stderr[-3000:]
+    (survivor,) = [w for w in workers if w is not victim]
+    report = json.loads((tmp_path / "runs" / "latest" / "report.json").read_text())
+    assert report["verdict"] == "pass"
+    assert {v["worker"] for v in report["variants"].values()} == {survivor.address}
+    end = time.monotonic() + 30
+    while job_qemus(victim.proc.pid) and time.monotonic() < end:
+        time.sleep(0.2)
+    assert job_qemus(victim.proc.pid) == [], "the killed worker's guest is still running"
+    leftovers = list((paths.cache_root() / "cluster-jobs").glob(f"{victim.proc.pid}-*"))
+    assert leftovers == [], "the rerun's sweep left the killed attempt's job directory"
+
+
+def test_interrupted_client_stops_every_job(cluster, tmp_path):
+    worker = cluster.worker("w", paths.cache_root(), nthreads=2)
+    p, err = _start(cluster.address, tmp_path / "runs", "--variants", "stock,exports",
+                    "--no-lttng")
+    _first_guest([worker], p)
+    p.send_signal(signal.SIGINT)
+    status = p.wait(timeout=300)
+    err.seek(0)
+    stderr = err.read()
+    assert status == 130, stderr[-3000:]
+    assert stderr.strip().splitlines()[-1].startswith("ksymlab: interrupted"), stderr[-2000:]
+    assert "Traceback" not in stderr
+    assert job_qemus(worker.proc.pid) == [], "a job's guest outlived the interrupted run"
+    assert worker.proc.poll() is None, "the worker died with the client"
+    assert list((paths.cache_root() / "cluster-jobs").glob(f"{worker.proc.pid}-*")) == []
+
+
+def test_unreachable_scheduler_is_one_line(tmp_path):
+    p = run_cluster(f"tcp://127.0.0.1:{free_port()}", tmp_path / "runs", "--variants", "stock",
+                    timeout=120)
+    assert p.returncode == 50, p.stderr
+    errors = [l for l in p.stderr.splitlines() if l.startswith("ksymlab:")]
+    assert len(errors) == 1 and errors[0].startswith(
+        "ksymlab: cluster: cannot reach the Dask scheduler at tcp://127.0.0.1:"), p.stderr
+    assert "Traceback" not in p.stderr
+    report = json.loads((tmp_path / "runs" / "latest" / "report.json").read_text())
+    assert report["variants"]["stock"]["error"]["exit_status"] == 50
