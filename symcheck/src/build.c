@@ -71,6 +71,7 @@ int build_open(const char *path, const char *label, unsigned flags, build_t *b,
         file_free(&fb);
         if (r != 0)
             return -1;
+        exportset_index(&b->symvers);
     }
     if (b->vmlinux_path) {
         *errpath = b->vmlinux_path;
@@ -78,6 +79,7 @@ int build_open(const char *path, const char *label, unsigned flags, build_t *b,
             return -1;
         if (ksymtab_read(b->vmlinux_buf.data, b->vmlinux_buf.size, &b->ksym, &b->kinfo, e) != 0)
             return -1;
+        exportset_index(&b->ksym);
     }
     *errpath = NULL;
     return 0;

@@ -8,6 +8,7 @@
 #include "cmd.h"
 #include "decomp.h"
 #include "modexports.h"
+#include "pool.h"
 
 /* ------------------------------------------------------------------ compute */
 
@@ -31,7 +32,7 @@ static void module_wide_findings(const komod_t *m, const build_t *b, check_resul
 {
     if (!m->license)
         add_finding(r, "missing-license", NULL, xstrdup("no license= in .modinfo (treated as proprietary)"));
-    if (build_has_crcs(b) && !m->has_versions && m->n_undef > 0)
+    if (!m->has_versions && m->n_undef > 0 && build_has_crcs(b))   /* the scan last: it is O(build) */
         add_finding(r, "no-versions-section", NULL,
                     xstrdup("module has no __versions but the build uses MODVERSIONS CRCs"));
 }
@@ -209,9 +210,9 @@ static void json_module(json_t *j, const char *path, const komod_t *m, const che
     json_obj_end(j);
 }
 
-static void text_symbols(const char *path, const komod_t *m, const check_result_t *r)
+static void text_symbols(FILE *f, const char *path, const komod_t *m, const check_result_t *r)
 {
-    printf("Module: %s (name %s, license %s%s, %zu undefined symbols, __versions %s)\n", path,
+    fprintf(f, "Module: %s (name %s, license %s%s, %zu undefined symbols, __versions %s)\n", path,
            m->modname ? m->modname : "-", m->license ? m->license : "(none)",
            r->gpl_ok ? " [GPL-compatible]" : " [not GPL-compatible]", m->n_undef,
            m->has_versions ? "present" : "absent");
@@ -225,20 +226,20 @@ static void text_symbols(const char *path, const komod_t *m, const check_result_
         table_row(&t, s->u->name, s->status, s->x ? (s->x->cls == EXP_GPL ? "GPL" : "plain") : "-",
                   s->x ? s->x->ns : "-", mc, bc, s->x ? s->x->module : "-");
     }
-    table_print(&t, stdout, "  ");
+    table_print(&t, f, "  ");
     table_free(&t);
     if (r->n_findings == 0)
-        printf("  no findings\n\n");
+        fprintf(f, "  no findings\n\n");
 }
 
-static void text_module(const char *path, const komod_t *m, const check_result_t *r, bool quiet)
+static void text_module(FILE *f, const char *path, const komod_t *m, const check_result_t *r, bool quiet)
 {
     if (!quiet)
-        text_symbols(path, m, r);
+        text_symbols(f, path, m, r);
     for (size_t i = 0; i < r->n_findings; i++)
-        printf("%s: %s: %s\n", path, r->findings[i].kind, r->findings[i].message);
+        fprintf(f, "%s: %s: %s\n", path, r->findings[i].kind, r->findings[i].message);
     if (!quiet && r->n_findings)
-        putchar('\n');
+        fputc('\n', f);
 }
 
 /* ------------------------------------------------------------------ command */
@@ -263,30 +264,151 @@ static int parse_args(int argc, char **argv, check_args_t *a)
     return 0;
 }
 
-/* Load, check and render one module; adds its findings to *total. */
-static int check_file(const char *path, const build_t *b, const check_args_t *a, json_t *j, size_t *total)
-{
-    filebuf_t fb;
+/* ------------------------------------------------------------------ the run */
+
+/* One module of the run. Phase 1 (load) and phase 2 (check and render) run on the worker pool,
+ * each job writing only its own slot; the output is then written in the order of the files,
+ * so it is the same for any number of threads. */
+typedef struct {
+    const char *path;
+    bool loaded;          /* ko_read succeeded: m is valid until phase 2 frees it */
+    err_t err;            /* why not, reported when the module's turn comes */
     komod_t m;
-    if (load_ko(path, &fb, &m))
-        return -1;
-    check_result_t r;
-    check_compute(&m, b, &r);
-    if (j)
-        json_module(j, path, &m, &r);
-    else
-        text_module(path, &m, &r, a->quiet);
-    *total += r.n_findings;
-    check_result_free(&r);
-    ko_free(&m);
-    file_free(&fb);
-    return 0;
+    bool has_exports;     /* ko_exports_read succeeded: x holds the module's exports */
+    exportset_t x;
+    char *out;            /* the module's text, or its JSON object */
+    size_t out_n;
+    size_t n_findings;
+} check_job_t;
+
+typedef struct {          /* a worker's buffers, kept from one file to the next */
+    unsigned char *in;    /* the file as read */
+    size_t in_cap;
+    decomp_ctx_t dc;      /* decoders and the decompressed image */
+} check_worker_t;
+
+typedef struct {
+    check_job_t *jobs;
+    size_t n;
+    const build_t *b;
+    const check_args_t *a;
+    bool json;
+    check_worker_t *w;    /* one per worker */
+} check_run_t;
+
+/* Phase 1: read the file once, decompress it once (into the worker's buffer) and take from the
+ * image both what check needs (ko_read) and the module's exports (ko_exports_read). Nothing kept
+ * points into the image. A module whose exports cannot be read still gets checked, and one that
+ * cannot be checked may still lend its exports to the set, as before. */
+static void load_job(void *arg, size_t i, unsigned worker)
+{
+    check_run_t *run = arg;
+    check_job_t *job = &run->jobs[i];
+    check_worker_t *w = &run->w[worker];
+    size_t len;
+    if (file_read_into(job->path, &w->in, &w->in_cap, &len, &job->err) != 0)
+        return;
+    unsigned char *img = w->in;
+    size_t n = len;
+    enum comp_kind k = comp_detect(w->in, len);
+    if (k != COMP_NONE && decomp_into(&w->dc, k, w->in, len, &img, &n, &job->err) != 0)
+        return;
+    job->loaded = ko_read_opts(img, n, &job->m, KO_NO_DATASECS, &job->err) == 0;
+    char *label = xstrdup(job->path);
+    char *dot = strstr(label, ".ko");
+    if (dot)
+        *dot = 0;
+    err_t e;
+    job->has_exports = ko_exports_read(img, n, label, &job->x, &e) == 0;
+    if (!job->has_exports)
+        exportset_free(&job->x);
+    free(label);
 }
 
-static int check_files(char **files, int n, const build_t *b, const check_args_t *a, bool json)
+/* Phase 2: check one loaded module against the build and render it into job->out. */
+static void check_job(void *arg, size_t i, unsigned worker)
+{
+    (void)worker;
+    check_run_t *run = arg;
+    check_job_t *job = &run->jobs[i];
+    if (!job->loaded)
+        return;
+    check_result_t r;
+    check_compute(&job->m, run->b, &r);
+    FILE *f = open_memstream(&job->out, &job->out_n);
+    if (!f) {
+        fputs("symcheck: out of memory\n", stderr);
+        exit(EXIT_TROUBLE);
+    }
+    if (run->json) {
+        json_t j;
+        json_init(&j, f);
+        json_module(&j, job->path, &job->m, &r);
+    } else {
+        text_module(f, job->path, &job->m, &r, run->a->quiet);
+    }
+    fclose(f);
+    job->n_findings = r.n_findings;
+    check_result_free(&r);
+    ko_free(&job->m);
+}
+
+typedef struct {
+    const export_t *x;
+    size_t seq;
+} set_export_t;
+
+static int cmp_set_export(const void *a, const void *b)
+{
+    const set_export_t *x = a, *y = b;
+    int c = strcmp(x->x->name, y->x->name);
+    return c ? c : (x->seq < y->seq ? -1 : x->seq > y->seq);
+}
+
+/* Symbols the modules of the set export to each other (LTTng's probes need lttng-tracer's):
+ * each module's __ksymtab entries join the build's exports unless the build has the name already;
+ * a name that several modules of the set export comes from the first of them in file order. */
+static void add_set_exports(const check_job_t *jobs, size_t n, build_t *b)
+{
+    set_export_t *v = NULL;
+    size_t nv = 0, cap = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; jobs[i].has_exports && k < jobs[i].x.n; k++)
+            if (!build_find(b, jobs[i].x.v[k].name)) {
+                v = xgrow(v, nv, &cap, sizeof *v, 64);
+                v[nv] = (set_export_t){&jobs[i].x.v[k], nv};
+                nv++;
+            }
+    if (nv > 1)
+        qsort(v, nv, sizeof *v, cmp_set_export);
+    for (size_t i = 0; i < nv; i++) {
+        const export_t *x = v[i].x;
+        if (i == 0 || strcmp(v[i - 1].x->name, x->name) != 0)
+            exportset_add(&b->symvers, x->name, x->module, x->ns, x->crc, x->has_crc, x->cls);
+    }
+    if (nv) {
+        exportset_sort(&b->symvers);
+        exportset_index(&b->symvers);
+    }
+    free(v);
+}
+
+/* The file sizes, as the weights that put the biggest modules first on the pool. */
+static size_t *file_weights(char **files, size_t n)
+{
+    size_t *w = xcalloc(n ? n : 1, sizeof *w);
+    for (size_t i = 0; i < n; i++) {
+        struct stat st;
+        w[i] = stat(files[i], &st) == 0 && st.st_size > 0 ? (size_t)st.st_size : 0;
+    }
+    return w;
+}
+
+/* Write the modules in file order: each one's output, or its error on stderr. */
+static int write_jobs(const check_run_t *run, const build_t *b)
 {
     json_t j;
-    if (json) {
+    if (run->json) {
         json_init(&j, stdout);
         json_obj_begin(&j);
         json_key(&j, "build"); json_str(&j, b->path);
@@ -295,51 +417,61 @@ static int check_files(char **files, int n, const build_t *b, const check_args_t
     }
     size_t total = 0;
     bool trouble = false;
-    for (int i = 0; i < n; i++)
-        if (check_file(files[i], b, a, json ? &j : NULL, &total) != 0)
+    for (size_t i = 0; i < run->n; i++) {
+        const check_job_t *job = &run->jobs[i];
+        if (!job->loaded) {
+            report_error(job->path, &job->err);
             trouble = true;
-    if (json) {
+        } else if (run->json) {
+            json_raw(&j, job->out, job->out_n);
+        } else {
+            fwrite(job->out, 1, job->out_n, stdout);
+        }
+        total += job->n_findings;
+    }
+    if (run->json) {
         json_arr_end(&j);
         json_key(&j, "findings_total"); json_int(&j, (long long)total);
         json_obj_end(&j);
         json_finish(&j);
-    } else if (n > 1 || a->quiet) {
-        printf("%d module(s) checked, %zu finding(s)\n", n, total);
+    } else if (run->n > 1 || run->a->quiet) {
+        printf("%zu module(s) checked, %zu finding(s)\n", run->n, total);
     }
     if (trouble)
         return EXIT_TROUBLE;
     return total ? EXIT_FINDINGS : EXIT_OKAY;
 }
 
-/* Symbols the modules of the set export to each other (LTTng's probes need lttng-tracer's):
- * each module's __ksymtab entries join the build's exports unless the build has the name already.
- * A module that cannot be read is skipped here; check_file reports it. */
-static void add_set_exports(char **files, int n, build_t *b)
+/* Load every module (both cores), add the set's exports to the build, check and render every
+ * module (both cores), write the results in file order. */
+static int check_files(char **files, size_t n, build_t *b, const check_args_t *a, bool json)
 {
-    size_t before = b->symvers.n;
-    for (int i = 0; i < n; i++) {
-        filebuf_t fb;
-        err_t e;
-        if (file_load(files[i], &fb, &e) != 0)
-            continue;
-        exportset_t x = {0};
-        if (decomp_maybe(&fb, &e) == 0) {
-            char *label = xstrdup(files[i]);
-            char *dot = strstr(label, ".ko");
-            if (dot)
-                *dot = 0;
-            if (ko_exports_read(fb.data, fb.size, label, &x, &e) == 0)
-                for (size_t k = 0; k < x.n; k++)
-                    if (!build_find(b, x.v[k].name))
-                        exportset_add(&b->symvers, x.v[k].name, x.v[k].module, x.v[k].ns, x.v[k].crc,
-                                      x.v[k].has_crc, x.v[k].cls);
-            free(label);
-        }
-        exportset_free(&x);
-        file_free(&fb);
+    check_run_t run = {xcalloc(n ? n : 1, sizeof *run.jobs), n, b, a, json, NULL};
+    for (size_t i = 0; i < n; i++)
+        run.jobs[i].path = files[i];
+    unsigned nt = pool_threads(n);
+    run.w = xcalloc(nt, sizeof *run.w);
+    for (unsigned w = 0; w < nt; w++)
+        decomp_ctx_init(&run.w[w].dc);
+    size_t *weight = file_weights(files, n);
+    size_t *order = pool_order_by_weight(weight, n);
+    pool_run(n, order, nt, load_job, &run);
+    for (unsigned w = 0; w < nt; w++) {
+        decomp_ctx_free(&run.w[w].dc);
+        free(run.w[w].in);
     }
-    if (b->symvers.n != before)
-        exportset_sort(&b->symvers);
+    add_set_exports(run.jobs, n, b);
+    pool_run(n, NULL, nt, check_job, &run);
+    int ret = write_jobs(&run, b);
+    for (size_t i = 0; i < n; i++) {
+        exportset_free(&run.jobs[i].x);
+        free(run.jobs[i].out);
+    }
+    free(order);
+    free(weight);
+    free(run.w);
+    free(run.jobs);
+    return ret;
 }
 
 /* BUILD, or with --tree and no BUILD, TREE/build (the /lib/modules/REL/build link). */
@@ -368,9 +500,9 @@ int cmd_check(int argc, char **argv, bool json)
     if (build_open(bp, NULL, BUILD_LOAD_VMLINUX, &b, &ep, &e) != 0)
         ret = report_error(ep, &e);
     else if (a.tree)
-        add_set_exports(mods.v, (int)mods.n, &b), ret = check_files(mods.v, (int)mods.n, &b, &a, json);
+        ret = check_files(mods.v, mods.n, &b, &a, json);
     else
-        add_set_exports(a.pos, a.np - 1, &b), ret = check_files(a.pos, a.np - 1, &b, &a, json);
+        ret = check_files(a.pos, (size_t)a.np - 1, &b, &a, json);
     build_free(&b);
     strvec_free(&mods);
     free(bp);

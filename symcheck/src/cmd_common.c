@@ -68,8 +68,5 @@ int load_ko(const char *path, filebuf_t *fb, komod_t *m)
 
 bool ko_version_is_undef(const komod_t *m, const ko_version_t *v)
 {
-    for (size_t k = 0; k < m->n_undef; k++)
-        if (strcmp(m->undef[k].name, v->name) == 0)
-            return true;
-    return false;
+    return ko_find_undef(m, v->name) != NULL;
 }

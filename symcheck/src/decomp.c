@@ -28,6 +28,11 @@ const char *comp_name(enum comp_kind k)
     return "none";
 }
 
+static uint32_t rd32le(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
 /* Output buffer that grows by doubling up to DECOMP_MAX_SIZE. */
 typedef struct {
     unsigned char *p;
@@ -47,28 +52,28 @@ static bool out_grow(outbuf_t *o, size_t hint)
     return true;
 }
 
-static int xz_decompress(const unsigned char *buf, size_t len, outbuf_t *o, err_t *e)
+/* Decode with *s, a stream that is new (LZMA_STREAM_INIT) or was used before: liblzma then
+ * keeps its allocations (the 1 MiB dictionary of a module) for the next file. The caller
+ * ends the stream. */
+static int xz_decode(lzma_stream *s, const unsigned char *buf, size_t len, outbuf_t *o, err_t *e)
 {
-    lzma_stream s = LZMA_STREAM_INIT;
-    if (lzma_stream_decoder(&s, UINT64_MAX, LZMA_CONCATENATED) != LZMA_OK) {
+    if (lzma_stream_decoder(s, UINT64_MAX, LZMA_CONCATENATED) != LZMA_OK) {
         err_set(e, "xz: cannot initialise the decoder");
         return -1;
     }
-    s.next_in = buf;
-    s.avail_in = len;
+    s->next_in = buf;
+    s->avail_in = len;
     lzma_ret r = LZMA_OK;
     while (r == LZMA_OK) {
         if (o->n == o->cap && !out_grow(o, len * 4)) {
-            lzma_end(&s);
             err_set(e, "xz: decompressed size over %zu bytes", DECOMP_MAX_SIZE);
             return -1;
         }
-        s.next_out = o->p + o->n;
-        s.avail_out = o->cap - o->n;
-        r = lzma_code(&s, LZMA_FINISH);
-        o->n = o->cap - s.avail_out;
+        s->next_out = o->p + o->n;
+        s->avail_out = o->cap - o->n;
+        r = lzma_code(s, LZMA_FINISH);
+        o->n = o->cap - s->avail_out;
     }
-    lzma_end(&s);
     if (r == LZMA_STREAM_END)
         return 0;
     if (r == LZMA_BUF_ERROR)
@@ -84,18 +89,41 @@ static int xz_decompress(const unsigned char *buf, size_t len, outbuf_t *o, err_
     return -1;
 }
 
-static int zstd_decompress(const unsigned char *buf, size_t len, outbuf_t *o, err_t *e)
+static int xz_decompress(const unsigned char *buf, size_t len, outbuf_t *o, err_t *e)
 {
-    ZSTD_DCtx *dc = ZSTD_createDCtx();
-    if (!dc) {
-        err_set(e, "zstd: cannot initialise the decoder");
-        return -1;
-    }
+    lzma_stream s = LZMA_STREAM_INIT;
+    int r = xz_decode(&s, buf, len, o, e);
+    lzma_end(&s);
+    return r;
+}
+
+/* The uncompressed size that the index of the last xz stream states, 0 when it cannot be read
+ * (stream padding, a damaged footer or index: the decoder then finds the size by itself). */
+static size_t xz_size_hint(const unsigned char *buf, size_t len)
+{
+    lzma_stream_flags fl;
+    if (len < 2 * LZMA_STREAM_HEADER_SIZE || lzma_stream_footer_decode(&fl, buf + len - LZMA_STREAM_HEADER_SIZE) != LZMA_OK)
+        return 0;
+    if (fl.backward_size > len - 2 * LZMA_STREAM_HEADER_SIZE)
+        return 0;
+    size_t isz = (size_t)fl.backward_size, pos = 0;
+    lzma_index *idx = NULL;
+    uint64_t memlimit = 1 << 20;
+    if (lzma_index_buffer_decode(&idx, &memlimit, NULL, buf + len - LZMA_STREAM_HEADER_SIZE - isz, &pos, isz) != LZMA_OK)
+        return 0;
+    lzma_vli n = lzma_index_uncompressed_size(idx);
+    lzma_index_end(idx, NULL);
+    return n < DECOMP_MAX_SIZE ? (size_t)n : 0;
+}
+
+/* Decode with dc (new or reset here); the caller frees it. */
+static int zstd_decode(ZSTD_DCtx *dc, const unsigned char *buf, size_t len, outbuf_t *o, err_t *e)
+{
+    ZSTD_DCtx_reset(dc, ZSTD_reset_session_only);
     ZSTD_inBuffer in = {buf, len, 0};
     size_t r = 1;   /* 0: a frame just ended */
     while (in.pos < in.size) {
         if (o->n == o->cap && !out_grow(o, len * 4)) {
-            ZSTD_freeDCtx(dc);
             err_set(e, "zstd: decompressed size over %zu bytes", DECOMP_MAX_SIZE);
             return -1;
         }
@@ -104,7 +132,6 @@ static int zstd_decompress(const unsigned char *buf, size_t len, outbuf_t *o, er
         o->n = out.pos;
         if (ZSTD_isError(r)) {
             err_set(e, "zstd: corrupt data (%s)", ZSTD_getErrorName(r));
-            ZSTD_freeDCtx(dc);
             return -1;
         }
     }
@@ -116,12 +143,30 @@ static int zstd_decompress(const unsigned char *buf, size_t len, outbuf_t *o, er
         if (ZSTD_isError(r))
             break;
     }
-    ZSTD_freeDCtx(dc);
     if (r != 0) {
         err_set(e, ZSTD_isError(r) ? "zstd: corrupt data" : "zstd: truncated input");
         return -1;
     }
     return 0;
+}
+
+static int zstd_decompress(const unsigned char *buf, size_t len, outbuf_t *o, err_t *e)
+{
+    ZSTD_DCtx *dc = ZSTD_createDCtx();
+    if (!dc) {
+        err_set(e, "zstd: cannot initialise the decoder");
+        return -1;
+    }
+    int r = zstd_decode(dc, buf, len, o, e);
+    ZSTD_freeDCtx(dc);
+    return r;
+}
+
+/* The content size of the first zstd frame when its header states it, else 0. */
+static size_t zstd_size_hint(const unsigned char *buf, size_t len)
+{
+    unsigned long long n = ZSTD_getFrameContentSize(buf, len);
+    return n != ZSTD_CONTENTSIZE_UNKNOWN && n != ZSTD_CONTENTSIZE_ERROR && n < DECOMP_MAX_SIZE ? (size_t)n : 0;
 }
 
 /* One gzip member from *pos; *pos moves past it. */
@@ -218,4 +263,82 @@ int decomp_maybe(filebuf_t *fb, err_t *e)
     file_free(fb);
     *fb = plain;
     return 0;
+}
+
+/* ---- reusable context (one per thread) */
+
+void decomp_ctx_init(decomp_ctx_t *c)
+{
+    memset(c, 0, sizeof *c);
+}
+
+void decomp_ctx_free(decomp_ctx_t *c)
+{
+    if (c->xz) {
+        lzma_end(c->xz);
+        free(c->xz);
+    }
+    ZSTD_freeDCtx(c->zstd);
+    free(c->buf);
+    memset(c, 0, sizeof *c);
+}
+
+/* What the input says its decompressed size is; 0 when it does not say, or says more than
+ * HINT_MAX_RATIO times its own size (a hint only: a wrong one costs a regrowth, never a result). */
+#define HINT_MAX_RATIO 1024
+static size_t size_hint(enum comp_kind k, const unsigned char *buf, size_t len)
+{
+    size_t n = 0;
+    if (k == COMP_XZ)
+        n = xz_size_hint(buf, len);
+    else if (k == COMP_ZSTD)
+        n = zstd_size_hint(buf, len);
+    else if (k == COMP_GZIP && len >= 18)   /* ISIZE of the last member: the size mod 2^32 */
+        n = rd32le(buf + len - 4);
+    return n / HINT_MAX_RATIO <= len ? n : 0;
+}
+
+static int ctx_decode(decomp_ctx_t *c, enum comp_kind k, const unsigned char *buf, size_t len, outbuf_t *o,
+                      err_t *e)
+{
+    if (k == COMP_XZ) {
+        if (!c->xz) {
+            c->xz = xmalloc(sizeof(lzma_stream));
+            *(lzma_stream *)c->xz = (lzma_stream)LZMA_STREAM_INIT;
+        }
+        return xz_decode(c->xz, buf, len, o, e);
+    }
+    if (k == COMP_ZSTD) {
+        if (!c->zstd && !(c->zstd = ZSTD_createDCtx())) {
+            err_set(e, "zstd: cannot initialise the decoder");
+            return -1;
+        }
+        return zstd_decode(c->zstd, buf, len, o, e);
+    }
+    if (k == COMP_GZIP)
+        return gzip_decompress(buf, len, o, e);
+    err_set(e, "not compressed");
+    return -1;
+}
+
+int decomp_into(decomp_ctx_t *c, enum comp_kind k, const unsigned char *buf, size_t len, unsigned char **out,
+                size_t *outlen, err_t *e)
+{
+    size_t hint = size_hint(k, buf, len);
+    if (hint && hint + 1 > c->cap) {   /* the right size at once: no regrowth while decoding */
+        free(c->buf);
+        c->cap = hint + 1 < DECOMP_MAX_SIZE ? hint + 1 : DECOMP_MAX_SIZE;
+        c->buf = xmalloc(c->cap);
+    }
+    outbuf_t o = {c->buf, 0, c->cap};
+    int r = ctx_decode(c, k, buf, len, &o, e);
+    c->buf = o.p;
+    c->cap = o.cap;
+    if (r == 0 && o.n == 0) {
+        err_set(e, "%s: empty after decompression", comp_name(k));
+        r = -1;
+    }
+    *out = r == 0 ? c->buf : NULL;
+    *outlen = r == 0 ? o.n : 0;
+    return r;
 }

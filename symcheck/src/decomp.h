@@ -19,4 +19,20 @@ int decomp_buffer(enum comp_kind k, const unsigned char *buf, size_t len, filebu
 /* If fb holds compressed data, replace it with the decompressed image. Returns 0 or -1. */
 int decomp_maybe(filebuf_t *fb, err_t *e);
 
+/* Decoders and an output buffer kept between files (one context per thread). */
+typedef struct {
+    void *xz;            /* lzma_stream *, made on first use */
+    void *zstd;          /* ZSTD_DCtx *, made on first use */
+    unsigned char *buf;  /* output, grown to the largest image so far */
+    size_t cap;
+} decomp_ctx_t;
+
+void decomp_ctx_init(decomp_ctx_t *c);
+void decomp_ctx_free(decomp_ctx_t *c);
+/* As decomp_buffer, into c's buffer: the buffer is first sized from what the input states (the
+ * xz index, the zstd frame header, the gzip trailer) and grows only if that was wrong. *out
+ * points into c and stays valid until the next call on c. Same results and errors. */
+int decomp_into(decomp_ctx_t *c, enum comp_kind k, const unsigned char *buf, size_t len, unsigned char **out,
+                size_t *outlen, err_t *e);
+
 #endif

@@ -1,15 +1,20 @@
 #include "elfread.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+static void elf_init(void)
+{
+    elf_version(EV_CURRENT);
+}
+
+/* libelf wants elf_version() once before any other call; check's workers open modules from
+ * several threads, each with its own Elf handle. */
 static void elf_init_once(void)
 {
-    static bool done;
-    if (!done) {
-        elf_version(EV_CURRENT);
-        done = true;
-    }
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, elf_init);
 }
 
 Elf *elfr_open(unsigned char *buf, size_t len, int want_type, err_t *e)

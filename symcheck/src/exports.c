@@ -4,9 +4,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+static void drop_index(exportset_t *s)
+{
+    free(s->hidx);
+    s->hidx = NULL;
+    s->hcap = 0;
+}
+
 void exportset_add(exportset_t *s, const char *name, const char *module, const char *ns,
                    uint32_t crc, bool has_crc, enum exp_class cls)
 {
+    drop_index(s);
     s->v = xgrow(s->v, s->n, &s->cap, sizeof *s->v, 256);
     export_t *e = &s->v[s->n++];
     /* one allocation holds name, module and namespace; name owns it */
@@ -36,6 +44,7 @@ static int cmp_export(const void *a, const void *b)
 
 const char *exportset_sort(exportset_t *s)
 {
+    drop_index(s);
     if (s->n > 1)
         qsort(s->v, s->n, sizeof *s->v, cmp_export);
     s->sorted = true;
@@ -45,8 +54,49 @@ const char *exportset_sort(exportset_t *s)
     return NULL;
 }
 
+uint64_t exportset_hash(const char *name)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        h = (h ^ *p) * 0x100000001b3ull;
+    return h;
+}
+
+void exportset_index(exportset_t *s)
+{
+    drop_index(s);
+    if (s->n == 0 || s->n > UINT32_MAX / 2)
+        return;   /* empty, or too big for 32-bit slots: binary search */
+    size_t cap = 16;
+    while (cap < s->n * 2)
+        cap *= 2;
+    s->hidx = xcalloc(cap, sizeof *s->hidx);
+    s->hcap = cap;
+    for (size_t i = 0; i < s->n; i++) {
+        size_t k = (size_t)exportset_hash(s->v[i].name) & (cap - 1);
+        while (s->hidx[k] && strcmp(s->v[s->hidx[k] - 1].name, s->v[i].name) != 0)
+            k = (k + 1) & (cap - 1);
+        if (!s->hidx[k])
+            s->hidx[k] = (uint32_t)i + 1;   /* a duplicate keeps the first */
+    }
+}
+
+static const export_t *find_hashed(const exportset_t *s, const char *name)
+{
+    size_t k = (size_t)exportset_hash(name) & (s->hcap - 1);
+    while (s->hidx[k]) {
+        const export_t *x = &s->v[s->hidx[k] - 1];
+        if (strcmp(x->name, name) == 0)
+            return x;
+        k = (k + 1) & (s->hcap - 1);
+    }
+    return NULL;
+}
+
 const export_t *exportset_find(const exportset_t *s, const char *name)
 {
+    if (s->hcap)
+        return find_hashed(s, name);
     size_t lo = 0, hi = s->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -66,6 +116,7 @@ void exportset_free(exportset_t *s)
     for (size_t i = 0; i < s->n; i++)
         free(s->v[i].name);   /* module and ns live in the same block */
     free(s->v);
+    free(s->hidx);
     memset(s, 0, sizeof *s);
 }
 

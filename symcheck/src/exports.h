@@ -21,14 +21,24 @@ typedef struct {
     export_t *v;
     size_t n, cap;
     bool sorted;
+    /* Optional hash index over names (exportset_index): hcap slots (a power of two), each 0
+     * (empty) or 1 + the position in v of the first entry with its name. */
+    uint32_t *hidx;
+    size_t hcap;
 } exportset_t;
 
 void exportset_add(exportset_t *s, const char *name, const char *module, const char *ns,
                    uint32_t crc, bool has_crc, enum exp_class cls);
 /* Sort by name; returns the name of the first duplicate found (or NULL). */
 const char *exportset_sort(exportset_t *s);
-/* Binary search; the set must be sorted. */
+/* Lookup by name: through the hash index when the set has one, else binary search (the set must
+ * then be sorted). With the index, a name given twice finds the first (lowest position) entry. */
 const export_t *exportset_find(const exportset_t *s, const char *name);
+/* Build the hash index (one pass; the set need not be sorted). exportset_add and exportset_sort
+ * drop it, since they move or add entries. */
+void exportset_index(exportset_t *s);
+/* FNV-1a over the bytes of name (exposed for tests). */
+uint64_t exportset_hash(const char *name);
 void exportset_free(exportset_t *s);
 
 const char *exp_class_str(enum exp_class c);   /* EXPORT_SYMBOL / EXPORT_SYMBOL_GPL */

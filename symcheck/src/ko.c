@@ -111,6 +111,23 @@ static int read_symtab(Elf *elf, unsigned char *buf, size_t len, komod_t *m, err
     return 0;
 }
 
+static int cmp_vers_pos(const void *a, const void *b, void *ctx)
+{
+    const komod_t *m = ctx;
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    int c = strcmp(m->vers[x].name, m->vers[y].name);
+    return c ? c : (x < y ? -1 : x > y);
+}
+
+void ko_index_versions(komod_t *m)
+{
+    free(m->vers_by_name);
+    m->vers_by_name = xcalloc(m->n_vers ? m->n_vers : 1, sizeof *m->vers_by_name);
+    for (size_t i = 0; i < m->n_vers; i++)
+        m->vers_by_name[i] = i;
+    qsort_r(m->vers_by_name, m->n_vers, sizeof *m->vers_by_name, cmp_vers_pos, m);
+}
+
 static int read_versions(Elf *elf, unsigned char *buf, size_t len, komod_t *m, err_t *e)
 {
     elfr_sec_t v;
@@ -141,6 +158,7 @@ static int read_versions(Elf *elf, unsigned char *buf, size_t len, komod_t *m, e
         m->vers[i].crc = (uint32_t)rd64(p);
         m->vers[i].name = xstrndup((const char *)p + 8, l);
     }
+    ko_index_versions(m);
     return 0;
 }
 
@@ -175,6 +193,11 @@ static int collect_datasecs(Elf *elf, unsigned char *buf, size_t len, komod_t *m
 
 int ko_read(unsigned char *buf, size_t len, komod_t *m, err_t *e)
 {
+    return ko_read_opts(buf, len, m, 0, e);
+}
+
+int ko_read_opts(unsigned char *buf, size_t len, komod_t *m, unsigned flags, err_t *e)
+{
     memset(m, 0, sizeof *m);
     Elf *elf = elfr_open(buf, len, ET_REL, e);
     if (!elf)
@@ -191,7 +214,7 @@ int ko_read(unsigned char *buf, size_t len, komod_t *m, err_t *e)
         goto fail;
     }
     ko_parse_modinfo(mi.data, mi.size, m);
-    if (collect_datasecs(elf, buf, len, m, e) != 0)
+    if (!(flags & KO_NO_DATASECS) && collect_datasecs(elf, buf, len, m, e) != 0)
         goto fail;
     elf_end(elf);
     return 0;
@@ -209,6 +232,7 @@ void ko_free(komod_t *m)
     for (size_t i = 0; i < m->n_vers; i++)
         free(m->vers[i].name);
     free(m->vers);
+    free(m->vers_by_name);
     free(m->license);
     free(m->vermagic);
     free(m->modname);
@@ -223,8 +247,37 @@ void ko_free(komod_t *m)
 
 const ko_version_t *ko_find_version(const komod_t *m, const char *name)
 {
-    for (size_t i = 0; i < m->n_vers; i++)
-        if (strcmp(m->vers[i].name, name) == 0)
-            return &m->vers[i];
+    if (!m->vers_by_name) {   /* a komod_t made by hand, without ko_index_versions */
+        for (size_t i = 0; i < m->n_vers; i++)
+            if (strcmp(m->vers[i].name, name) == 0)
+                return &m->vers[i];
+        return NULL;
+    }
+    size_t lo = 0, hi = m->n_vers;   /* leftmost entry >= name */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(m->vers[m->vers_by_name[mid]].name, name) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < m->n_vers && strcmp(m->vers[m->vers_by_name[lo]].name, name) == 0)
+        return &m->vers[m->vers_by_name[lo]];
+    return NULL;
+}
+
+const ko_undef_t *ko_find_undef(const komod_t *m, const char *name)
+{
+    size_t lo = 0, hi = m->n_undef;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(name, m->undef[mid].name);
+        if (c == 0)
+            return &m->undef[mid];
+        if (c < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
     return NULL;
 }

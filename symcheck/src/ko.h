@@ -26,6 +26,7 @@ typedef struct {
     size_t n_undef;
     ko_version_t *vers;    /* in file order */
     size_t n_vers;
+    size_t *vers_by_name;  /* positions in vers, sorted by name (ties: file order) */
     bool has_versions;
     /* .modinfo */
     char *license, *vermagic, *modname, *depends;  /* NULL when absent */
@@ -39,9 +40,19 @@ typedef struct {
 
 /* Parse a .ko image. Requires .symtab and .modinfo. Returns 0 or -1 (e set). */
 int ko_read(unsigned char *buf, size_t len, komod_t *m, err_t *e);
+/* The same; with KO_NO_DATASECS, datasecs stays empty and nothing in m points into buf, so the
+ * caller may reuse or free buf after the call (check does; audit needs the data sections). */
+#define KO_NO_DATASECS 1u
+int ko_read_opts(unsigned char *buf, size_t len, komod_t *m, unsigned flags, err_t *e);
 void ko_free(komod_t *m);
 
+/* Fill vers_by_name (ko_read does; a komod_t made by hand may). */
+void ko_index_versions(komod_t *m);
+/* The first __versions entry (in file order) named name, or NULL (binary search over
+ * vers_by_name; a linear search when there is none). */
 const ko_version_t *ko_find_version(const komod_t *m, const char *name);
+/* The undefined symbol named name, or NULL (binary search: undef is sorted and unique). */
+const ko_undef_t *ko_find_undef(const komod_t *m, const char *name);
 
 /* Parse a .modinfo section image into m (exposed for unit tests). */
 void ko_parse_modinfo(const unsigned char *p, size_t n, komod_t *m);

@@ -230,6 +230,12 @@ void json_crc(json_t *j, uint32_t crc, bool has)
         fputs("null", j->f);
 }
 
+void json_raw(json_t *j, const char *text, size_t n)
+{
+    json_pre(j);
+    fwrite(text, 1, n, j->f);
+}
+
 void json_finish(json_t *j)
 {
     fputc('\n', j->f);

@@ -43,6 +43,9 @@ void json_crc(json_t *j, uint32_t crc, bool has); /* "0x%08x" or null */
 /* An object of n string members: n pairs of key, value (NULL value -> null). */
 void json_str_obj(json_t *j, size_t n, ...);
 void json_finish(json_t *j);                     /* newline */
+/* One value already written as JSON text (e.g. by another json_t at depth 0 into a memory
+ * stream): the separator this position needs, then the text as is. */
+void json_raw(json_t *j, const char *text, size_t n);
 
 /* Write s as a JSON string literal (valid UTF-8 passes through; invalid bytes become \u00XX). */
 void json_write_string(FILE *f, const char *s);

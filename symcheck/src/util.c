@@ -94,41 +94,66 @@ enum path_kind path_kind(const char *path)
     return PATH_OTHER;
 }
 
-int file_load(const char *path, filebuf_t *fb, err_t *e)
+/* Open path for reading and check that it is a regular, non-empty file of a sane size.
+ * Returns the descriptor, or -1 with e set (nothing left open). */
+static int open_regular(const char *path, size_t *size, err_t *e)
 {
-    memset(fb, 0, sizeof *fb);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         err_set(e, "%s", strerror(errno));
         return -1;
     }
     struct stat st;
-    if (fstat(fd, &st) != 0) {
-        err_set(e, "%s", strerror(errno));
+    const char *why = NULL;
+    if (fstat(fd, &st) != 0)
+        why = strerror(errno);
+    else if (S_ISDIR(st.st_mode))
+        why = "is a directory";
+    else if (!S_ISREG(st.st_mode))
+        why = "not a regular file";
+    else if (st.st_size == 0)
+        why = "empty file";
+    else if ((uint64_t)st.st_size > (uint64_t)SIZE_MAX / 2)
+        why = "file too large";
+    if (why) {
+        err_set(e, "%s", why);
         close(fd);
         return -1;
     }
-    if (S_ISDIR(st.st_mode)) {
-        err_set(e, "is a directory");
-        close(fd);
-        return -1;
+    *size = (size_t)st.st_size;
+    return fd;
+}
+
+/* Read up to size bytes of fd into buf; returns the count, or -1 with e set. */
+static ssize_t read_all(int fd, unsigned char *buf, size_t size, err_t *e)
+{
+    size_t got = 0;
+    while (got < size) {
+        ssize_t r = read(fd, buf + got, size - got);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            err_set(e, "%s", strerror(errno));
+            return -1;
+        }
+        if (r == 0)
+            break;
+        got += (size_t)r;
     }
-    if (!S_ISREG(st.st_mode)) {
-        err_set(e, "not a regular file");
-        close(fd);
-        return -1;
-    }
-    if (st.st_size == 0) {
+    if (got == 0) {
         err_set(e, "empty file");
-        close(fd);
         return -1;
     }
-    if ((uint64_t)st.st_size > (uint64_t)SIZE_MAX / 2) {
-        err_set(e, "file too large");
-        close(fd);
+    return (ssize_t)got;
+}
+
+int file_load(const char *path, filebuf_t *fb, err_t *e)
+{
+    memset(fb, 0, sizeof *fb);
+    size_t size;
+    int fd = open_regular(path, &size, e);
+    if (fd < 0)
         return -1;
-    }
-    size_t size = (size_t)st.st_size;
     /* Private writable mapping: libelf never writes to native-endian input,
      * but copy-on-write keeps the file safe if it ever did. */
     void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
@@ -141,30 +166,34 @@ int file_load(const char *path, filebuf_t *fb, err_t *e)
     }
     /* Fallback: read into memory. */
     unsigned char *buf = xmalloc(size);
-    size_t got = 0;
-    while (got < size) {
-        ssize_t r = read(fd, buf + got, size - got);
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            err_set(e, "%s", strerror(errno));
-            free(buf);
-            close(fd);
-            return -1;
-        }
-        if (r == 0)
-            break;
-        got += (size_t)r;
-    }
+    ssize_t got = read_all(fd, buf, size, e);
     close(fd);
-    if (got == 0) {
+    if (got < 0) {
         free(buf);
-        err_set(e, "empty file");
         return -1;
     }
     fb->data = buf;
-    fb->size = got;
+    fb->size = (size_t)got;
     fb->mapped = false;
+    return 0;
+}
+
+int file_read_into(const char *path, unsigned char **buf, size_t *cap, size_t *size, err_t *e)
+{
+    size_t want;
+    int fd = open_regular(path, &want, e);
+    if (fd < 0)
+        return -1;
+    if (want > *cap) {
+        free(*buf);
+        *buf = xmalloc(want);
+        *cap = want;
+    }
+    ssize_t got = read_all(fd, *buf, want, e);
+    close(fd);
+    if (got < 0)
+        return -1;
+    *size = (size_t)got;
     return 0;
 }
 

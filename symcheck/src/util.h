@@ -22,6 +22,10 @@ typedef struct {
 /* Load a regular, non-empty file. Returns 0 or -1 with e set to the problem. */
 int file_load(const char *path, filebuf_t *fb, err_t *e);
 void file_free(filebuf_t *fb);
+/* The same checks and errors as file_load, but read() into *buf (of capacity *cap, grown as
+ * needed and kept for the next file: no mapping to undo, which in a threaded process costs
+ * every core a TLB flush). *size gets the byte count. */
+int file_read_into(const char *path, unsigned char **buf, size_t *cap, size_t *size, err_t *e);
 
 enum path_kind { PATH_MISSING, PATH_FILE, PATH_DIR, PATH_OTHER };
 enum path_kind path_kind(const char *path);

@@ -15,6 +15,7 @@
 #include "exports.h"
 #include "ko.h"
 #include "output.h"
+#include "pool.h"
 #include "symvers.h"
 #include "util.h"
 
@@ -901,6 +902,259 @@ TEST(find_modules_walk)
     free(link);
 }
 
+/* ---- the worker pool, the export hash index, the decoder context (issue 24, distribution scale) */
+
+typedef struct {
+    size_t n;
+    unsigned *hits;       /* per job: times run (only that job's worker writes it) */
+    size_t *result;       /* per job */
+    size_t *seq;          /* with one thread: the jobs in the order they ran */
+    size_t nseq;
+    unsigned *worker_of;  /* per job */
+} pool_probe_t;
+
+static void pool_probe_job(void *arg, size_t job, unsigned worker)
+{
+    pool_probe_t *p = arg;
+    p->hits[job]++;
+    p->result[job] = job * 2654435761u % 1000003;
+    p->worker_of[job] = worker;
+    if (p->seq)
+        p->seq[p->nseq++] = job;
+}
+
+static void pool_probe(pool_probe_t *p, size_t n, bool record)
+{
+    memset(p, 0, sizeof *p);
+    p->n = n;
+    p->hits = xcalloc(n, sizeof *p->hits);
+    p->result = xcalloc(n, sizeof *p->result);
+    p->worker_of = xcalloc(n, sizeof *p->worker_of);
+    p->seq = record ? xcalloc(n, sizeof *p->seq) : NULL;
+}
+
+static void pool_probe_free(pool_probe_t *p)
+{
+    free(p->hits);
+    free(p->result);
+    free(p->worker_of);
+    free(p->seq);
+}
+
+TEST(pool_every_job_once)
+{
+    const size_t n = 2000;
+    static const unsigned threads[] = {1, 2, 3, 8};
+    for (size_t t = 0; t < sizeof threads / sizeof *threads; t++) {
+        pool_probe_t p;
+        pool_probe(&p, n, false);
+        pool_run(n, NULL, threads[t], pool_probe_job, &p);
+        bool once = true, same = true, workers_ok = true;
+        for (size_t i = 0; i < n; i++) {
+            once = once && p.hits[i] == 1;
+            same = same && p.result[i] == i * 2654435761u % 1000003;
+            workers_ok = workers_ok && p.worker_of[i] < threads[t];
+        }
+        CHECK(once && same && workers_ok);
+        pool_probe_free(&p);
+    }
+    pool_probe_t p;   /* no jobs: returns at once */
+    pool_probe(&p, 1, false);
+    pool_run(0, NULL, 4, pool_probe_job, &p);
+    CHECK(p.hits[0] == 0);
+    pool_probe_free(&p);
+}
+
+TEST(pool_order)
+{
+    static const size_t weight[] = {5, 1, 5, 9, 0, 7};
+    size_t *order = pool_order_by_weight(weight, 6);
+    static const size_t want[] = {3, 5, 0, 2, 1, 4};   /* heaviest first, ties by index */
+    CHECK(memcmp(order, want, sizeof want) == 0);
+    pool_probe_t p;   /* one thread runs the jobs in exactly that order */
+    pool_probe(&p, 6, true);
+    pool_run(6, order, 1, pool_probe_job, &p);
+    CHECK(p.nseq == 6 && memcmp(p.seq, want, sizeof want) == 0);
+    pool_probe_free(&p);
+    pool_probe(&p, 6, false);   /* several threads: each job once, whatever the order */
+    pool_run(6, order, 3, pool_probe_job, &p);
+    CHECK(p.hits[0] == 1 && p.hits[1] == 1 && p.hits[2] == 1 && p.hits[3] == 1 && p.hits[4] == 1 &&
+          p.hits[5] == 1);
+    pool_probe_free(&p);
+    free(order);
+}
+
+TEST(pool_thread_count)
+{
+    char *old = getenv("SYMCHECK_JOBS") ? xstrdup(getenv("SYMCHECK_JOBS")) : NULL;
+    setenv("SYMCHECK_JOBS", "3", 1);
+    CHECK(pool_threads(100) == 3 && pool_threads(2) == 2 && pool_threads(1) == 1 && pool_threads(0) == 1);
+    setenv("SYMCHECK_JOBS", "1", 1);
+    CHECK(pool_threads(100) == 1);
+    static const char *const bad[] = {"0", "-2", "abc", "3x", "65", ""};
+    unsigned dflt;
+    unsetenv("SYMCHECK_JOBS");
+    dflt = pool_threads(1000);
+    CHECK(dflt >= 1 && dflt <= POOL_MAX_THREADS);
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        setenv("SYMCHECK_JOBS", bad[i], 1);
+        CHECK(pool_threads(1000) == dflt);   /* ignored: the online CPUs */
+    }
+    if (old)
+        setenv("SYMCHECK_JOBS", old, 1);
+    else
+        unsetenv("SYMCHECK_JOBS");
+    free(old);
+}
+
+TEST(exportset_hash_index)
+{
+    exportset_t s = {0};
+    char name[32];
+    for (int i = 0; i < 5000; i++) {
+        snprintf(name, sizeof name, "sym_%d", i * 7919 % 5000);
+        exportset_add(&s, name, "vmlinux", "", (uint32_t)i, true, EXP_PLAIN);
+    }
+    CHECK(exportset_sort(&s) == NULL);
+    const export_t **by_search = xcalloc(5000, sizeof *by_search);
+    for (int i = 0; i < 5000; i++) {
+        snprintf(name, sizeof name, "sym_%d", i);
+        by_search[i] = exportset_find(&s, name);
+    }
+    exportset_index(&s);
+    CHECK(s.hcap >= 2 * s.n && s.hidx != NULL);
+    bool same = true;
+    for (int i = 0; i < 5000; i++) {
+        snprintf(name, sizeof name, "sym_%d", i);
+        same = same && by_search[i] && exportset_find(&s, name) == by_search[i];
+    }
+    CHECK(same);
+    CHECK(exportset_find(&s, "sym_5000") == NULL && exportset_find(&s, "") == NULL &&
+          exportset_find(&s, "sym_") == NULL);
+    exportset_add(&s, "late", "m", "", 1, true, EXP_PLAIN);   /* drops the index */
+    CHECK(s.hcap == 0 && s.hidx == NULL);
+    exportset_sort(&s);
+    CHECK(exportset_find(&s, "late") && exportset_find(&s, "sym_42"));
+    free(by_search);
+    exportset_free(&s);
+    /* an unsorted set with a name twice: the index finds the first */
+    exportset_add(&s, "b", "first", "", 1, true, EXP_PLAIN);
+    exportset_add(&s, "a", "m", "", 2, true, EXP_PLAIN);
+    exportset_add(&s, "b", "second", "", 3, true, EXP_PLAIN);
+    exportset_index(&s);
+    const export_t *x = exportset_find(&s, "b");
+    CHECK(x && strcmp(x->module, "first") == 0 && exportset_find(&s, "a") && !exportset_find(&s, "c"));
+    exportset_free(&s);
+    CHECK(s.hidx == NULL);
+    exportset_index(&s);   /* empty: no index, finds nothing */
+    CHECK(s.hcap == 0 && exportset_find(&s, "a") == NULL);
+    CHECK(exportset_hash("") == 0xcbf29ce484222325ull && exportset_hash("a") == 0xaf63dc4c8601ec8cull);
+}
+
+TEST(ko_version_lookup)
+{
+    static const char *const und[] = {"a", "b", "c"};
+    static const char *const ver[] = {"b", "module_layout", "a", "b"};
+    static const uint32_t crc[] = {1, 2, 3, 4};
+    static const unsigned char mi[] = "license=GPL";
+    komod_t m;
+    mk_mod(&m, und, 3, ver, crc, 4, (const char *)mi, sizeof mi);
+    for (int pass = 0; pass < 2; pass++) {   /* linear (made by hand), then indexed */
+        const ko_version_t *v = ko_find_version(&m, "b");
+        CHECK(v && v->crc == 1);   /* the first in file order */
+        v = ko_find_version(&m, "a");
+        CHECK(v && v->crc == 3);
+        CHECK(ko_find_version(&m, "c") == NULL && ko_find_version(&m, "") == NULL &&
+              ko_find_version(&m, "zz") == NULL);
+        ko_index_versions(&m);
+    }
+    CHECK(ko_find_undef(&m, "a") == &m.undef[0] && ko_find_undef(&m, "c") == &m.undef[2] &&
+          ko_find_undef(&m, "module_layout") == NULL);
+    CHECK(!ko_version_is_undef(&m, &m.vers[1]) && ko_version_is_undef(&m, &m.vers[3]));
+    ko_free(&m);
+}
+
+/* decomp_into on one context, again and again, gives what decomp_buffer gives. */
+static void ctx_matches_buffer(decomp_ctx_t *c, enum comp_kind k, const unsigned char *in, size_t len, bool *ok)
+{
+    filebuf_t ref;
+    err_t e1, e2;
+    unsigned char *out;
+    size_t n;
+    int r1 = decomp_buffer(k, in, len, &ref, &e1);
+    int r2 = decomp_into(c, k, in, len, &out, &n, &e2);
+    if (r1 != r2 || (r1 == 0 && (n != ref.size || memcmp(out, ref.data, n) != 0)) ||
+        (r1 != 0 && strcmp(e1.msg, e2.msg) != 0))
+        *ok = false;
+    if (r1 == 0)
+        file_free(&ref);
+}
+
+TEST(decomp_context)
+{
+    static const struct { const char *file; enum comp_kind kind; } cases[] = {
+        {"fake_mod.ko.xz", COMP_XZ}, {"fake_mod.ko.zst", COMP_ZSTD}, {"fake_mod.ko.gz", COMP_GZIP},
+    };
+    decomp_ctx_t c;
+    decomp_ctx_init(&c);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        filebuf_t fb;
+        if (load(builtdir, cases[i].file, &fb) != 0) {
+            CHECK(!"compressed fixture");
+            continue;
+        }
+        bool ok = true;
+        for (int rep = 0; rep < 3; rep++)   /* the same context, reused */
+            ctx_matches_buffer(&c, cases[i].kind, fb.data, fb.size, &ok);
+        CHECK(ok);
+        for (size_t n = 0; n < fb.size; n += 1 + n / 8)   /* every truncation: the same error */
+            ctx_matches_buffer(&c, cases[i].kind, fb.data, n, &ok);
+        CHECK(ok);
+        unsigned char *two = xmalloc(2 * fb.size);   /* two streams: the hint covers only the last */
+        memcpy(two, fb.data, fb.size);
+        memcpy(two + fb.size, fb.data, fb.size);
+        free(c.buf);   /* a small buffer, so that it must grow */
+        c.buf = xmalloc(16);
+        c.cap = 16;
+        ctx_matches_buffer(&c, cases[i].kind, two, 2 * fb.size, &ok);
+        two[fb.size + fb.size / 2] ^= 0x55;   /* corrupt second stream */
+        ctx_matches_buffer(&c, cases[i].kind, two, 2 * fb.size, &ok);
+        CHECK(ok);
+        free(two);
+        file_free(&fb);
+    }
+    unsigned char *out;
+    size_t n;
+    err_t e;
+    CHECK(decomp_into(&c, COMP_NONE, (const unsigned char *)"x", 1, &out, &n, &e) == -1 &&
+          strcmp(e.msg, "not compressed") == 0);
+    decomp_ctx_free(&c);
+    decomp_ctx_free(&c);   /* twice is harmless */
+}
+
+TEST(file_read_into_errors)
+{
+    unsigned char *buf = NULL;
+    size_t cap = 0, n = 0;
+    err_t e;
+    CHECK(file_read_into("/nonexistent/x", &buf, &cap, &n, &e) == -1 && strstr(e.msg, "No such file"));
+    CHECK(file_read_into("/", &buf, &cap, &n, &e) == -1 && strstr(e.msg, "directory"));
+    char tmpl[] = "/tmp/symcheck-unit-XXXXXX";
+    int fd = mkstemp(tmpl);
+    CHECK(fd >= 0);
+    if (fd < 0)
+        return;
+    CHECK(file_read_into(tmpl, &buf, &cap, &n, &e) == -1 && strstr(e.msg, "empty"));
+    CHECK(write(fd, "hello", 5) == 5);
+    CHECK(file_read_into(tmpl, &buf, &cap, &n, &e) == 0 && n == 5 && cap >= 5 && memcmp(buf, "hello", 5) == 0);
+    unsigned char *kept = buf;
+    CHECK(ftruncate(fd, 3) == 0);
+    CHECK(file_read_into(tmpl, &buf, &cap, &n, &e) == 0 && n == 3 && buf == kept);   /* reused */
+    close(fd);
+    unlink(tmpl);
+    free(buf);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1)
@@ -931,6 +1185,13 @@ int main(int argc, char **argv)
     RUN(seed_compute);
     RUN(decompress_fixtures);
     RUN(find_modules_walk);
+    RUN(pool_every_job_once);
+    RUN(pool_order);
+    RUN(pool_thread_count);
+    RUN(exportset_hash_index);
+    RUN(ko_version_lookup);
+    RUN(decomp_context);
+    RUN(file_read_into_errors);
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }
