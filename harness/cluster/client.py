@@ -144,7 +144,7 @@ def _run(distributed, client, selected, opts, run_id, rundir, arrived):
     except (KeyboardInterrupt, HarnessError) as e:
         if isinstance(e, HarnessError) and e.message != "interrupted":
             raise
-        _stop_all(distributed, client, cancel, list(pending.values()))
+        _stop_all(client, cancel, list(pending.values()), rundir)
         raise KeyboardInterrupt from None
     return errors
 
@@ -185,12 +185,17 @@ def _collect(future, name, rundir, arrived, address):
     return None
 
 
-def _stop_all(distributed, client, cancel, futures):
-    """Tell every job to stop, wait until they have (their guests are gone), cancel."""
+def _stop_all(client, cancel, futures, rundir):
+    """Tell every job to stop, wait until they have (their guests are gone), bring
+    home the files of those that stopped (their logs say how far they got), cancel."""
     say("cluster", "interrupted: telling every job to stop its builds, guests and gdb")
     try:
         cancel.set()
         _wait_all(futures, STOP_TIMEOUT)
+        for f in futures:
+            if f.status == "finished":
+                outcome = f.result()
+                artifacts.unpack(outcome.artifacts, rundir / outcome.variant)
     except Exception:           # noqa: BLE001 - the scheduler may be gone already
         pass
     try:

@@ -35,6 +35,7 @@ class LocalCluster:
         self.root = Path(root)
         self.procs = []
         self.address = None
+        self.scheduler_proc = None
 
     def _start(self, name, argv, env):
         log = self.root / f"{name}.log"
@@ -63,6 +64,7 @@ class LocalCluster:
                                            "--port", str(port), "--no-dashboard"],
                              {"DASK_DISTRIBUTED__SCHEDULER__WORK_STEALING": "False"})
         self._wait_for(p, log, r"Scheduler at:\s+tcp://")
+        self.scheduler_proc = p
         self.address = f"tcp://127.0.0.1:{port}"
         return self.address
 

@@ -8,11 +8,16 @@
    other worker, the run passes, and no QEMU of the killed worker is left.
 3. Ctrl-C in the client: exit 130 with one line, every job's guest stopped
    before the client returns, the worker still serving.
-Workers 2 and 3 share the session's cache, so they hold every tree (and a rerun
-meets what the killed attempt left in that cache).
+4. The scheduler killed after the first variant came home: exit 50 with one
+   line naming the lost scheduler, the finished variant kept in the report,
+   the other failed with that reason, no guest left.
+The workers of 2 hold every tree through symlinks to the session's cache (so a
+rerun meets what the killed attempt left in the cache) but have job directories
+of their own; the worker of 3 and 4 uses the session's cache.
 """
 
 import json
+import os
 import re
 import signal
 import subprocess
@@ -103,8 +108,18 @@ def _first_guest(workers, client, timeout=600):
     raise AssertionError("no job's guest started")
 
 
+def linked_cache(dest):
+    """A cache of its own whose entries are the session cache's (symlinked kind
+    directories): a worker that holds every tree, with its own cluster-jobs/."""
+    dest.mkdir()
+    for kind in paths.cache_root().iterdir():
+        if kind.is_dir() and kind.name != "cluster-jobs":
+            (dest / kind.name).symlink_to(kind)
+    return dest
+
+
 def test_killed_worker_reruns_elsewhere(cluster, tmp_path):
-    workers = [cluster.worker(n, paths.cache_root()) for n in ("w1", "w2")]
+    workers = [cluster.worker(n, linked_cache(tmp_path / f"cache-{n}")) for n in ("w1", "w2")]
     p, err = _start(cluster.address, tmp_path / "runs", "--variants", "stock,exports",
                     "--no-lttng")
     victim = _first_guest(workers, p)
@@ -121,8 +136,12 @@ def test_killed_worker_reruns_elsewhere(cluster, tmp_path):
     while job_qemus(victim.proc.pid) and time.monotonic() < end:
         time.sleep(0.2)
     assert job_qemus(victim.proc.pid) == [], "the killed worker's guest is still running"
-    leftovers = list((paths.cache_root() / "cluster-jobs").glob(f"{victim.proc.pid}-*"))
-    assert leftovers == [], "the rerun's sweep left the killed attempt's job directory"
+    # The killed attempt's directory (nobody sweeps the victim's cache): its child
+    # was stopped by the kernel's SIGTERM, it did not go on to finish the variant.
+    (attempt,) = (victim.cache / "cluster-jobs").glob(f"{victim.proc.pid}-*")
+    (log,) = attempt.glob("out/*/cluster-job.log")
+    assert "job stopped" in log.read_text(), log.read_text()[-2000:]
+    assert not (attempt / "result.pickle").exists()
 
 
 def test_interrupted_client_stops_every_job(cluster, tmp_path):
@@ -140,6 +159,39 @@ def test_interrupted_client_stops_every_job(cluster, tmp_path):
     assert job_qemus(worker.proc.pid) == [], "a job's guest outlived the interrupted run"
     assert worker.proc.poll() is None, "the worker died with the client"
     assert list((paths.cache_root() / "cluster-jobs").glob(f"{worker.proc.pid}-*")) == []
+    # the stopped jobs' files came home, and say they were stopped (not finished)
+    logs = list((tmp_path / "runs" / "latest").glob("*/cluster-job.log"))
+    assert logs, "no stopped job's files came home"
+    for log in logs:
+        assert "job stopped" in log.read_text(), log.read_text()[-2000:]
+
+
+def test_lost_scheduler_keeps_what_finished(cluster, tmp_path):
+    worker = cluster.worker("w", paths.cache_root())
+    p, err = _start(cluster.address, tmp_path / "runs", "--variants", "stock,exports",
+                    "--no-lttng")
+    end = time.monotonic() + 600
+    while "home from" not in (err.seek(0) or err.read()):
+        assert p.poll() is None and time.monotonic() < end, err.read()[-2000:]
+        time.sleep(0.05)
+    os.killpg(cluster.scheduler_proc.pid, signal.SIGKILL)
+    status = p.wait(timeout=300)
+    err.seek(0)
+    stderr = err.read()
+    assert status == 50, stderr[-3000:]
+    errors = [l for l in stderr.splitlines() if l.startswith("ksymlab:")]
+    assert errors and "lost the Dask scheduler" in errors[-1], stderr[-2000:]
+    assert "Traceback" not in stderr
+    report = json.loads((tmp_path / "runs" / "latest" / "report.json").read_text())
+    (home,) = [n for n, v in report["variants"].items() if v["verdict"] == "pass"]
+    (lost,) = [v for n, v in report["variants"].items() if n != home]
+    assert lost["error"]["exit_status"] == 50 and "lost the Dask scheduler" in \
+        lost["error"]["message"]
+    assert (tmp_path / "runs" / "latest" / home / "console.log").stat().st_size > 0
+    end = time.monotonic() + 60
+    while job_qemus(worker.proc.pid) and time.monotonic() < end:
+        time.sleep(0.2)
+    assert job_qemus(worker.proc.pid) == [], "a job's guest outlived the lost scheduler"
 
 
 def test_unreachable_scheduler_is_one_line(tmp_path):
