@@ -8,7 +8,8 @@ JOBDIR/out/<variant>, and writes JOBDIR/result.pickle. Everything happens in
 the main thread, so a SIGTERM (the job cancelled, or the worker that started
 us killed: PR_SET_PDEATHSIG) unwinds every build, QEMU and gdb through the
 same handlers as a local run's Ctrl-C. Exit 0 whenever a result was written
-(a failed step is in the result); 130 when stopped; 70 on a harness bug.
+(a failed step is in the result); a step's status when there is no variant to
+fail (the worker's checkout does not know it); 130 when stopped; 70 on a bug.
 """
 
 import os
@@ -35,12 +36,12 @@ def _result_of(spec, jobdir):
     vdir.mkdir(parents=True, exist_ok=True)
     kernel_s = 0.0
     try:
+        preflight.check(variant)
         key = tree_key(variant)
         if key != spec.tree_key:
             raise HarnessError("cluster", f"{variant.name}: this worker's checkout ({Path.cwd()}) "
                                f"builds tree {key}, the client's builds {spec.tree_key}: "
                                "check out the client's commit on the worker")
-        preflight.check(variant)
         symcheck.ensure_built()
         with cache.session():
             t0 = time.monotonic()
@@ -67,6 +68,9 @@ def main(argv):
         tmp.write_bytes(artifacts.dump_result(out))
         os.replace(tmp, jobdir / "result.pickle")
         return 0
+    except HarnessError as err:         # before there is a variant to fail (unknown here)
+        print(err.one_line(), file=sys.stderr)
+        return err.exit_status
     except KeyboardInterrupt:
         print("ksymlab: job stopped (cancelled, or its worker ended)", file=sys.stderr)
         return EXIT["interrupted"]

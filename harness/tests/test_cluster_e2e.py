@@ -6,7 +6,7 @@
    the empty cache stayed empty, and every variant's files came home.
 2. A worker killed (SIGKILL) while its guest runs: Dask reruns the job on the
    other worker, the run passes, and no QEMU of the killed worker is left.
-3. Ctrl-C in the client: exit 130 with one line, every job's guest stopped
+3. Ctrl-C (SIGINT) or SIGTERM in the client: exit 130 with one line, every job's guest stopped
    before the client returns, the worker still serving.
 4. The scheduler killed after the first variant came home: exit 50 with one
    line naming the lost scheduler, the finished variant kept in the report,
@@ -144,12 +144,13 @@ def test_killed_worker_reruns_elsewhere(cluster, tmp_path):
     assert not (attempt / "result.pickle").exists()
 
 
-def test_interrupted_client_stops_every_job(cluster, tmp_path):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_interrupted_client_stops_every_job(cluster, tmp_path, sig):
     worker = cluster.worker("w", paths.cache_root(), nthreads=2)
     p, err = _start(cluster.address, tmp_path / "runs", "--variants", "stock,exports",
                     "--no-lttng")
     _first_guest([worker], p)
-    p.send_signal(signal.SIGINT)
+    p.send_signal(sig)
     status = p.wait(timeout=300)
     err.seek(0)
     stderr = err.read()

@@ -2,6 +2,7 @@
 the result pickling and relocation, the affinity choice, the worker preflight,
 the job spec, a whole job through its child process, and PR_SET_PDEATHSIG."""
 
+import dataclasses
 import io
 import os
 import signal
@@ -179,6 +180,31 @@ def test_job_of_another_checkout_comes_home_with_the_reason(tmp_path, monkeypatc
     assert got.error.step == "cluster" and "0123456789abcdef0123" in got.error.message
     assert "cluster-job.log" in artifacts.unpack(out.artifacts, tmp_path / "home")
     assert not Path(out.vdir).exists(), "the job directory is removed once packed"
+
+
+def test_job_on_a_worker_without_the_tarball_fails_with_that_reason(tmp_path, monkeypatch):
+    from harness.build.tree import tree_key
+    monkeypatch.setenv("KSYMLAB_CACHE", str(tmp_path / "wcache"))
+    opts = _opts(tmp_path)
+    v = opts.select(["stock"])[0]
+    spec = jobspec.make(opts, v, tree_key(v), "run1", "")        # the client has it
+    monkeypatch.setenv("KSYMLAB_TARBALL", str(tmp_path / "no-such-linux.tar.xz"))  # the worker not
+    out = job.variant_job(spec, cancel_check=lambda name: "")
+    got = artifacts.load_result(out.result)["result"]
+    assert (got.error.step, got.error.exit_status) == ("extract", 10)
+    assert "no-such-linux.tar.xz" in got.error.message
+    assert not (tmp_path / "wcache" / "trees").exists(), "nothing was built"
+
+
+def test_job_for_a_variant_the_worker_does_not_know(tmp_path, monkeypatch):
+    monkeypatch.setenv("KSYMLAB_CACHE", str(tmp_path / "wcache"))
+    opts = _opts(tmp_path)
+    spec = dataclasses.replace(jobspec.make(opts, opts.select(["stock"])[0], "k", "run1", ""),
+                               variant="only-on-the-client")
+    out = job.variant_job(spec, cancel_check=lambda name: "")
+    assert out.result is None and out.status == 2
+    assert "only-on-the-client" in out.log_tail.splitlines()[-1]
+    assert "Traceback" not in out.log_tail
 
 
 def test_cancelled_job_stops_its_child(tmp_path, monkeypatch):
