@@ -266,14 +266,15 @@ static int parse_args(int argc, char **argv, check_args_t *a)
 
 /* ------------------------------------------------------------------ the run */
 
-/* One module of the run. Phase 1 (load) and phase 2 (check and render) run on the worker pool,
- * each job writing only its own slot; the output is then written in the order of the files,
- * so it is the same for any number of threads. */
+/* One module of the run. Loading, checking and rendering run on the worker pool, each job
+ * writing only its own slot; the output is then written in the order of the files, so it is the
+ * same for any number of threads. */
 typedef struct {
     const char *path;
-    bool loaded;          /* ko_read succeeded: m is valid until phase 2 frees it */
+    bool loaded;          /* ko_read succeeded */
+    bool recheck;         /* m kept: its result may change with the set's exports */
     err_t err;            /* why not, reported when the module's turn comes */
-    komod_t m;
+    komod_t m;            /* valid while recheck */
     bool has_exports;     /* ko_exports_read succeeded: x holds the module's exports */
     exportset_t x;
     char *out;            /* the module's text, or its JSON object */
@@ -294,12 +295,58 @@ typedef struct {
     const check_args_t *a;
     bool json;
     check_worker_t *w;    /* one per worker */
+    size_t *recheck;      /* the jobs to check again after add_set_exports */
 } check_run_t;
 
-/* Phase 1: read the file once, decompress it once (into the worker's buffer) and take from the
- * image both what check needs (ko_read) and the module's exports (ko_exports_read). Nothing kept
- * points into the image. A module whose exports cannot be read still gets checked, and one that
- * cannot be checked may still lend its exports to the set, as before. */
+/* Could the module's result change once the set's exports join the build? Those only add names
+ * the build lacks, so a result changes only for a module that looked up a name the build does not
+ * have, or whose no-versions-section finding depends on the build's CRCs. */
+static bool depends_on_set(const komod_t *m, const build_t *b, const check_result_t *r)
+{
+    if (!m->has_versions && m->n_undef > 0)
+        return true;
+    for (size_t i = 0; i < r->n_syms; i++)
+        if (!r->syms[i].x)
+            return true;
+    for (size_t i = 0; m->has_versions && i < m->n_vers; i++)
+        if (!ko_version_is_undef(m, &m->vers[i]) && !build_find(b, m->vers[i].name))
+            return true;
+    return false;
+}
+
+/* Check one loaded module against the build as it is and render it into job->out; keep the
+ * module (job->recheck) when depends_on_set, else free it. */
+static void check_render(const check_run_t *run, check_job_t *job)
+{
+    check_result_t r;
+    check_compute(&job->m, run->b, &r);
+    free(job->out);
+    job->out = NULL;
+    FILE *f = open_memstream(&job->out, &job->out_n);
+    if (!f) {
+        fputs("symcheck: out of memory\n", stderr);
+        exit(EXIT_TROUBLE);
+    }
+    if (run->json) {
+        json_t j;
+        json_init(&j, f);
+        json_module(&j, job->path, &job->m, &r);
+    } else {
+        text_module(f, job->path, &job->m, &r, run->a->quiet);
+    }
+    fclose(f);
+    job->n_findings = r.n_findings;
+    job->recheck = depends_on_set(&job->m, run->b, &r);
+    check_result_free(&r);
+    if (!job->recheck)
+        ko_free(&job->m);
+}
+
+/* Read the file once, decompress it once (into the worker's buffer), take from the image both
+ * what check needs (ko_read) and the module's exports (ko_exports_read), and check and render the
+ * module against the build right away. Nothing kept points into the image. A module whose exports
+ * cannot be read still gets checked, and one that cannot be checked may still lend its exports to
+ * the set, as before. */
 static void load_job(void *arg, size_t i, unsigned worker)
 {
     check_run_t *run = arg;
@@ -323,74 +370,40 @@ static void load_job(void *arg, size_t i, unsigned worker)
     if (!job->has_exports)
         exportset_free(&job->x);
     free(label);
+    if (job->loaded)
+        check_render(run, job);
 }
 
-/* Phase 2: check one loaded module against the build and render it into job->out. */
-static void check_job(void *arg, size_t i, unsigned worker)
+/* After the set's exports joined the build: check again a module kept for that. */
+static void recheck_job(void *arg, size_t i, unsigned worker)
 {
     (void)worker;
     check_run_t *run = arg;
-    check_job_t *job = &run->jobs[i];
-    if (!job->loaded)
-        return;
-    check_result_t r;
-    check_compute(&job->m, run->b, &r);
-    FILE *f = open_memstream(&job->out, &job->out_n);
-    if (!f) {
-        fputs("symcheck: out of memory\n", stderr);
-        exit(EXIT_TROUBLE);
-    }
-    if (run->json) {
-        json_t j;
-        json_init(&j, f);
-        json_module(&j, job->path, &job->m, &r);
-    } else {
-        text_module(f, job->path, &job->m, &r, run->a->quiet);
-    }
-    fclose(f);
-    job->n_findings = r.n_findings;
-    check_result_free(&r);
+    check_job_t *job = &run->jobs[run->recheck[i]];
+    check_render(run, job);
     ko_free(&job->m);
-}
-
-typedef struct {
-    const export_t *x;
-    size_t seq;
-} set_export_t;
-
-static int cmp_set_export(const void *a, const void *b)
-{
-    const set_export_t *x = a, *y = b;
-    int c = strcmp(x->x->name, y->x->name);
-    return c ? c : (x->seq < y->seq ? -1 : x->seq > y->seq);
+    job->recheck = false;
 }
 
 /* Symbols the modules of the set export to each other (LTTng's probes need lttng-tracer's):
- * each module's __ksymtab entries join the build's exports unless the build has the name already;
- * a name that several modules of the set export comes from the first of them in file order. */
-static void add_set_exports(const check_job_t *jobs, size_t n, build_t *b)
+ * each module's __ksymtab entries join the build's exports unless the build has the name already,
+ * in file order, as before the worker pool (a name that two modules of the set export and the
+ * build lacks is then looked up as the binary search of the sorted set finds it, which
+ * exportset_index keeps). Returns the number of entries added. */
+static size_t add_set_exports(const check_job_t *jobs, size_t n, build_t *b)
 {
-    set_export_t *v = NULL;
-    size_t nv = 0, cap = 0;
+    size_t before = b->symvers.n;
     for (size_t i = 0; i < n; i++)
-        for (size_t k = 0; jobs[i].has_exports && k < jobs[i].x.n; k++)
-            if (!build_find(b, jobs[i].x.v[k].name)) {
-                v = xgrow(v, nv, &cap, sizeof *v, 64);
-                v[nv] = (set_export_t){&jobs[i].x.v[k], nv};
-                nv++;
-            }
-    if (nv > 1)
-        qsort(v, nv, sizeof *v, cmp_set_export);
-    for (size_t i = 0; i < nv; i++) {
-        const export_t *x = v[i].x;
-        if (i == 0 || strcmp(v[i - 1].x->name, x->name) != 0)
-            exportset_add(&b->symvers, x->name, x->module, x->ns, x->crc, x->has_crc, x->cls);
-    }
-    if (nv) {
+        for (size_t k = 0; jobs[i].has_exports && k < jobs[i].x.n; k++) {
+            const export_t *x = &jobs[i].x.v[k];
+            if (!build_find(b, x->name))
+                exportset_add(&b->symvers, x->name, x->module, x->ns, x->crc, x->has_crc, x->cls);
+        }
+    if (b->symvers.n != before) {
         exportset_sort(&b->symvers);
         exportset_index(&b->symvers);
     }
-    free(v);
+    return b->symvers.n - before;
 }
 
 /* The file sizes, as the weights that put the biggest modules first on the pool. */
@@ -442,11 +455,11 @@ static int write_jobs(const check_run_t *run, const build_t *b)
     return total ? EXIT_FINDINGS : EXIT_OKAY;
 }
 
-/* Load every module (both cores), add the set's exports to the build, check and render every
- * module (both cores), write the results in file order. */
+/* Load, check and render every module (both cores), add the set's exports to the build, check
+ * again the modules whose result may depend on them (both cores), write the results in file order. */
 static int check_files(char **files, size_t n, build_t *b, const check_args_t *a, bool json)
 {
-    check_run_t run = {xcalloc(n ? n : 1, sizeof *run.jobs), n, b, a, json, NULL};
+    check_run_t run = {xcalloc(n ? n : 1, sizeof *run.jobs), n, b, a, json, NULL, NULL};
     for (size_t i = 0; i < n; i++)
         run.jobs[i].path = files[i];
     unsigned nt = pool_threads(n);
@@ -460,8 +473,16 @@ static int check_files(char **files, size_t n, build_t *b, const check_args_t *a
         decomp_ctx_free(&run.w[w].dc);
         free(run.w[w].in);
     }
-    add_set_exports(run.jobs, n, b);
-    pool_run(n, NULL, nt, check_job, &run);
+    size_t nr = 0;
+    run.recheck = xcalloc(n ? n : 1, sizeof *run.recheck);
+    for (size_t i = 0; i < n; i++)
+        if (run.jobs[i].recheck)
+            run.recheck[nr++] = i;
+    if (add_set_exports(run.jobs, n, b) > 0)
+        pool_run(nr, NULL, pool_threads(nr), recheck_job, &run);
+    for (size_t i = 0; i < nr; i++)   /* the set added nothing: the results stand */
+        if (run.jobs[run.recheck[i]].recheck)
+            ko_free(&run.jobs[run.recheck[i]].m);
     int ret = write_jobs(&run, b);
     for (size_t i = 0; i < n; i++) {
         exportset_free(&run.jobs[i].x);
@@ -469,6 +490,7 @@ static int check_files(char **files, size_t n, build_t *b, const check_args_t *a
     }
     free(order);
     free(weight);
+    free(run.recheck);
     free(run.w);
     free(run.jobs);
     return ret;

@@ -19,6 +19,10 @@ int decomp_buffer(enum comp_kind k, const unsigned char *buf, size_t len, filebu
 /* If fb holds compressed data, replace it with the decompressed image. Returns 0 or -1. */
 int decomp_maybe(filebuf_t *fb, err_t *e);
 
+/* CRC-32 of xz and zlib (crc is the previous result, 0 to start): carry-less multiplication
+ * where the CPU has it, zlib's crc32() otherwise and for the tail. */
+uint32_t decomp_crc32(uint32_t crc, const unsigned char *p, size_t n);
+
 /* Decoders and an output buffer kept between files (one context per thread). */
 typedef struct {
     void *xz;            /* lzma_stream *, made on first use */

@@ -62,6 +62,8 @@ uint64_t exportset_hash(const char *name)
     return h;
 }
 
+static const export_t *find_sorted(const exportset_t *s, const char *name);
+
 void exportset_index(exportset_t *s)
 {
     drop_index(s);
@@ -77,7 +79,9 @@ void exportset_index(exportset_t *s)
         while (s->hidx[k] && strcmp(s->v[s->hidx[k] - 1].name, s->v[i].name) != 0)
             k = (k + 1) & (cap - 1);
         if (!s->hidx[k])
-            s->hidx[k] = (uint32_t)i + 1;   /* a duplicate keeps the first */
+            s->hidx[k] = (uint32_t)i + 1;
+        else if (s->sorted)   /* a name twice in a sorted set: the entry binary search finds */
+            s->hidx[k] = (uint32_t)(find_sorted(s, s->v[i].name) - s->v) + 1;
     }
 }
 
@@ -95,8 +99,11 @@ static const export_t *find_hashed(const exportset_t *s, const char *name)
 
 const export_t *exportset_find(const exportset_t *s, const char *name)
 {
-    if (s->hcap)
-        return find_hashed(s, name);
+    return s->hcap ? find_hashed(s, name) : find_sorted(s, name);
+}
+
+static const export_t *find_sorted(const exportset_t *s, const char *name)
+{
     size_t lo = 0, hi = s->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;

@@ -32,7 +32,8 @@ void exportset_add(exportset_t *s, const char *name, const char *module, const c
 /* Sort by name; returns the name of the first duplicate found (or NULL). */
 const char *exportset_sort(exportset_t *s);
 /* Lookup by name: through the hash index when the set has one, else binary search (the set must
- * then be sorted). With the index, a name given twice finds the first (lowest position) entry. */
+ * then be sorted). A name given twice finds, through the index, the entry that binary search
+ * finds when the set is sorted, and the first one when it is not. */
 const export_t *exportset_find(const exportset_t *s, const char *name);
 /* Build the hash index (one pass; the set need not be sorted). exportset_add and exportset_sort
  * drop it, since they move or add entries. */

@@ -105,3 +105,32 @@ def test_distro_612_tree_clean_like_depmod(distro612, tmp_path):
     assert d.returncode == 0 and parse_depmod(d.stderr) == set(), d.stderr[-2000:]
     r = same_for_all_jobs("check", "-q", "--tree", moddir, symvers, jobs=(1, 2))
     assert r.returncode == 0 and r.stdout.decode() == "4230 module(s) checked, 0 finding(s)\n"
+
+
+@pytest.mark.parametrize("order,provider", [(("stub", "resolver"), "resolver"), (("resolver", "stub"), "stub")])
+def test_set_export_named_twice_as_before(order, provider):
+    """stub.ko and resolver.ko both export fake_lookup_name, which the build lacks: the provider
+    is the one the binary search of the sorted set hits (here the later file), as before the
+    worker pool and the hash index; for every thread count."""
+    mods = [os.path.join(FIX, "audit", n + ".ko") for n in order + ("caller",)]
+    r = same_for_all_jobs("--json", "check", *mods, os.path.join(FIX, "fake_build"))
+    caller = [m for m in json.loads(r.stdout)["modules"] if m["name"] == "caller"][0]
+    sym = [s for s in caller["symbols"] if s["name"] == "fake_lookup_name"][0]
+    assert sym["provider"].endswith("audit/" + provider) and sym["status"] == "ok"
+
+
+def test_set_crcs_make_a_module_without_versions_a_finding(tmp_path):
+    """A build without CRCs: the module without __versions is clean against it alone, but the
+    set's exports bring CRCs, so it is checked again after they join (no-versions-section)."""
+    (tmp_path / "Module.symvers").write_text("0x00000000\tunrelated\tvmlinux\tEXPORT_SYMBOL\t\n")
+    clean = tmp_path / "clean.ko"
+    src = tmp_path / "clean.c"
+    src.write_text('extern int printk(const char *, ...);\n'
+                   'static const char mi[] __attribute__((used, section(".modinfo"))) = "license=GPL";\n'
+                   'int init_module(void) { return printk("hi"); }\n')
+    subprocess.check_call(["gcc", "-c", "-O2", "-o", str(clean), str(src)])
+    resolver = os.path.join(FIX, "audit", "resolver.ko")
+    alone = same_for_all_jobs("check", "-q", str(clean), str(tmp_path))
+    assert b"no-versions-section" not in alone.stdout
+    r = same_for_all_jobs("check", "-q", str(clean), resolver, str(tmp_path))
+    assert b"clean.ko: no-versions-section" in r.stdout, r.stdout

@@ -6,6 +6,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <lzma.h>
+#include <zlib.h>
 
 #include "build.h"
 #include "cmd.h"
@@ -1045,6 +1047,16 @@ TEST(exportset_hash_index)
     const export_t *x = exportset_find(&s, "b");
     CHECK(x && strcmp(x->module, "first") == 0 && exportset_find(&s, "a") && !exportset_find(&s, "c"));
     exportset_free(&s);
+    /* sorted with a name three times: the index finds what binary search finds */
+    static const char *const mods[] = {"m1", "m2", "m3", "m4", "m5"};
+    static const char *const names[] = {"b", "a", "b", "c", "b"};
+    for (int i = 0; i < 5; i++)
+        exportset_add(&s, names[i], mods[i], "", 1, true, EXP_PLAIN);
+    CHECK(exportset_sort(&s) != NULL);
+    const export_t *bs = exportset_find(&s, "b");
+    exportset_index(&s);
+    CHECK(bs && exportset_find(&s, "b") == bs && exportset_find(&s, "a") && exportset_find(&s, "c"));
+    exportset_free(&s);
     CHECK(s.hidx == NULL);
     exportset_index(&s);   /* empty: no index, finds nothing */
     CHECK(s.hcap == 0 && exportset_find(&s, "a") == NULL);
@@ -1090,6 +1102,36 @@ static void ctx_matches_buffer(decomp_ctx_t *c, enum comp_kind k, const unsigned
         file_free(&ref);
 }
 
+/* decomp_into on d (of kind k) against decomp_buffer: reused, truncated, doubled, corrupted. */
+static void ctx_battery(decomp_ctx_t *c, enum comp_kind k, const unsigned char *d, size_t n)
+{
+    bool ok = true;
+    for (int rep = 0; rep < 3; rep++)   /* the same context, reused */
+        ctx_matches_buffer(c, k, d, n, &ok);
+    CHECK(ok);
+    for (size_t m = 0; m < n; m += 1 + m / 8)   /* every truncation: the same error */
+        ctx_matches_buffer(c, k, d, m, &ok);
+    CHECK(ok);
+    unsigned char *two = xmalloc(2 * n);   /* two streams: the hint covers only the last */
+    memcpy(two, d, n);
+    memcpy(two + n, d, n);
+    free(c->buf);   /* a small buffer, so that it must grow */
+    c->buf = xmalloc(16);
+    c->cap = 16;
+    ctx_matches_buffer(c, k, two, 2 * n, &ok);
+    two[n + n / 2] ^= 0x55;   /* corrupt second stream */
+    ctx_matches_buffer(c, k, two, 2 * n, &ok);
+    CHECK(ok);
+    memcpy(two, d, n);   /* one bit flipped: in the last 64 bytes (stored check, index, footer) each */
+    for (size_t at = 0; at < n; at += at + 64 >= n ? 1 : 1 + n / 97) {
+        two[at] ^= 0x01;
+        ctx_matches_buffer(c, k, two, n, &ok);
+        two[at] ^= 0x01;
+    }
+    CHECK(ok);
+    free(two);
+}
+
 TEST(decomp_context)
 {
     static const struct { const char *file; enum comp_kind kind; } cases[] = {
@@ -1103,25 +1145,29 @@ TEST(decomp_context)
             CHECK(!"compressed fixture");
             continue;
         }
-        bool ok = true;
-        for (int rep = 0; rep < 3; rep++)   /* the same context, reused */
-            ctx_matches_buffer(&c, cases[i].kind, fb.data, fb.size, &ok);
-        CHECK(ok);
-        for (size_t n = 0; n < fb.size; n += 1 + n / 8)   /* every truncation: the same error */
-            ctx_matches_buffer(&c, cases[i].kind, fb.data, n, &ok);
-        CHECK(ok);
-        unsigned char *two = xmalloc(2 * fb.size);   /* two streams: the hint covers only the last */
-        memcpy(two, fb.data, fb.size);
-        memcpy(two + fb.size, fb.data, fb.size);
-        free(c.buf);   /* a small buffer, so that it must grow */
-        c.buf = xmalloc(16);
-        c.cap = 16;
-        ctx_matches_buffer(&c, cases[i].kind, two, 2 * fb.size, &ok);
-        two[fb.size + fb.size / 2] ^= 0x55;   /* corrupt second stream */
-        ctx_matches_buffer(&c, cases[i].kind, two, 2 * fb.size, &ok);
-        CHECK(ok);
-        free(two);
+        ctx_battery(&c, cases[i].kind, fb.data, fb.size);
         file_free(&fb);
+    }
+    /* xz -c writes CRC64; the kernel's modules are --check=crc32, which decomp_into checks itself */
+    filebuf_t plain;
+    if (load(builtdir, "fake_mod.ko", &plain) == 0) {
+        size_t cap = plain.size + 4096, n = 0;
+        unsigned char *xz = xmalloc(cap);
+        CHECK(lzma_easy_buffer_encode(6, LZMA_CHECK_CRC32, NULL, plain.data, plain.size, xz, &n, cap) == LZMA_OK);
+        ctx_battery(&c, COMP_XZ, xz, n);
+        unsigned char *out;
+        size_t m;
+        err_t e;
+        CHECK(decomp_into(&c, COMP_XZ, xz, n, &out, &m, &e) == 0 && m == plain.size &&
+              memcmp(out, plain.data, m) == 0);
+        size_t index_size = ((size_t)rd32(xz + n - 8) + 1) * 4;   /* the footer's Backward Size */
+        xz[n - 12 - index_size - 1] ^= 0x80;   /* inside the block's stored CRC32, just before the index */
+        CHECK(decomp_into(&c, COMP_XZ, xz, n, &out, &m, &e) == -1 &&
+              strcmp(e.msg, "xz: corrupt data (lzma error 9)") == 0);
+        free(xz);
+        file_free(&plain);
+    } else {
+        CHECK(!"fixture fake_mod.ko");
     }
     unsigned char *out;
     size_t n;
@@ -1130,6 +1176,27 @@ TEST(decomp_context)
           strcmp(e.msg, "not compressed") == 0);
     decomp_ctx_free(&c);
     decomp_ctx_free(&c);   /* twice is harmless */
+}
+
+TEST(crc32_clmul_matches_zlib)
+{
+    size_t n = 70000;
+    unsigned char *b = xmalloc(n);
+    uint32_t x = 12345;
+    for (size_t i = 0; i < n; i++) {
+        x = x * 1103515245u + 12345u;
+        b[i] = (unsigned char)(x >> 16);
+    }
+    bool ok = true;
+    for (size_t len = 0; len < 300; len++)
+        for (size_t off = 0; off < 17; off += 5)
+            ok = ok && decomp_crc32(0, b + off, len) == (uint32_t)crc32(0, b + off, (uInt)len);
+    CHECK(ok);
+    CHECK(decomp_crc32(0, b, n) == (uint32_t)crc32(0, b, (uInt)n));
+    uint32_t part = decomp_crc32(decomp_crc32(0, b, 1000), b + 1000, n - 1000);   /* continued */
+    CHECK(part == (uint32_t)crc32(0, b, (uInt)n));
+    CHECK(decomp_crc32(0, (const unsigned char *)"123456789", 9) == 0xcbf43926u);   /* the check value */
+    free(b);
 }
 
 TEST(file_read_into_errors)
@@ -1191,6 +1258,7 @@ int main(int argc, char **argv)
     RUN(exportset_hash_index);
     RUN(ko_version_lookup);
     RUN(decomp_context);
+    RUN(crc32_clmul_matches_zlib);
     RUN(file_read_into_errors);
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
