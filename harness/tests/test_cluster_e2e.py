@@ -19,10 +19,12 @@ of their own; the worker of 3 and 4 uses the session's cache.
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -145,6 +147,56 @@ def test_killed_worker_reruns_elsewhere(cluster, tmp_path):
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def _ancestors(pid):
+    out = []
+    while pid > 1:
+        try:
+            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            break
+        out.append(pid)
+    return out
+
+
+def _module_make(workers, client, timeout=600):
+    """(worker, make pid) of the first probe-module build a job starts."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        out = subprocess.run(["pgrep", "-f", "KSYMLAB_MODE="], capture_output=True,
+                             text=True).stdout.split()
+        for pid in map(int, out):
+            for w in workers:
+                if w.proc.pid in _ancestors(pid):
+                    return w, pid
+        assert client.poll() is None, "the run ended before any module build started"
+        time.sleep(0.05)
+    raise AssertionError("no job built the module")
+
+
+def test_worker_killed_in_a_build_leaves_nothing_the_rerun_trips_over(cluster, tmp_path):
+    """The worker is killed while its job builds the probe module into the cache both
+    workers use: the rerun meets that half-built entry and must build it again."""
+    src = tmp_path / "module-src"
+    shutil.copytree(paths.PROBE_MODULE, src, ignore=shutil.ignore_patterns("*.o", "*.ko", ".*"))
+    with open(src / "main.c", "a") as f:       # a module key no cache holds
+        f.write(f"\n/* cluster kill test {time.time_ns()} */\n")
+    workers = [cluster.worker(n, linked_cache(tmp_path / f"cache-{n}")) for n in ("w1", "w2")]
+    p, err = _start(cluster.address, tmp_path / "runs", "--variants", "stock", "--no-lttng",
+                    "--module-src", str(src))
+    victim, make = _module_make(workers, p)
+    victim.proc.send_signal(signal.SIGKILL)
+    status = p.wait(timeout=RUN_TIMEOUT)
+    err.seek(0)
+    stderr = err.read()
+    assert status == 0, stderr[-3000:]
+    (survivor,) = [w for w in workers if w is not victim]
+    report = json.loads((tmp_path / "runs" / "latest" / "report.json").read_text())
+    assert report["variants"]["stock"]["worker"] == survivor.address
+    log = (tmp_path / "runs" / "latest" / "stock" / "cluster-job.log").read_text()
+    assert "stock: building in mode kprobe" in log, "the rerun did not build the module"
+    assert not Path(f"/proc/{make}").exists(), "the killed job's make is still running"
+
+
 def test_interrupted_client_stops_every_job(cluster, tmp_path, sig):
     worker = cluster.worker("w", paths.cache_root(), nthreads=2)
     p, err = _start(cluster.address, tmp_path / "runs", "--variants", "stock,exports",
