@@ -106,6 +106,12 @@ def run_jobs(selected, opts, run_id, rundir, arrived):
         client.close()
 
 
+def _show_progress(event):
+    """A job's progress line, as the worker logged it: (time, "variant@worker line")."""
+    _, msg = event
+    say("job", str(msg))
+
+
 def _submit(distributed, client, selected, opts, run_id, event_name):
     keys = {v.name: tree_key(v) for v in selected}
     holdings = client.run(affinity.held_trees, sorted(set(keys.values())))
@@ -114,9 +120,11 @@ def _submit(distributed, client, selected, opts, run_id, event_name):
         say("cluster", "the scheduler steals work: a job may move to a worker that must "
                        "build its tree (start it with DASK_DISTRIBUTED__SCHEDULER__WORK_STEALING"
                        "=False, docs/cluster.md)")
+    topic = f"{event_name}-progress"
+    client.subscribe_topic(topic, _show_progress)
     futures = {}
     for v, p in zip(selected, placements):
-        spec = jobspec.make(opts, v, keys[v.name], run_id, event_name)
+        spec = jobspec.make(opts, v, keys[v.name], run_id, event_name, topic)
         say("cluster", f"{v.name}: submitted; {p.reason}")
         futures[v.name] = client.submit(
             job.variant_job, spec, key=f"ksymlab-{run_id}-{v.name}-{uuid.uuid4().hex[:8]}",

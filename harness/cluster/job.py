@@ -16,6 +16,7 @@ its files are packed; directories of dead workers' attempts are swept.
 
 import os
 import pickle
+import re
 import shutil
 import socket
 import subprocess
@@ -28,6 +29,7 @@ from typing import Optional
 from .. import paths, proc
 from . import artifacts
 
+STAMP = re.compile(r"^\[\s*[\d.]+s\]\s*")     # progress.say's "[   12.3s] "
 POLL = 1.0                  # seconds between looks at the cancel Event
 STOP_GRACE = 60.0           # a guest, gdb and a build wind down within this
 
@@ -83,6 +85,37 @@ def _tail(log, n=15):
         return ""
 
 
+def _log_event(topic, line):
+    """Send a progress line to the client (Dask's worker event log, which the client
+    subscribes to); outside a worker nothing is sent."""
+    if not topic:
+        return
+    try:
+        from distributed import get_worker
+        get_worker().log_event(topic, line)
+    except (ImportError, ValueError):
+        pass
+
+
+class _Lines:
+    """The complete lines appended to a log file since the last call."""
+
+    def __init__(self, path):
+        self.path = path
+        self.offset = 0
+
+    def new(self):
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                data = f.read()
+        except OSError:
+            return []
+        end = data.rfind(b"\n") + 1
+        self.offset += end
+        return data[:end].decode(errors="replace").splitlines()
+
+
 def _worker_address():
     try:
         from distributed import get_worker
@@ -91,8 +124,9 @@ def _worker_address():
         return f"local:{os.getpid()}"
 
 
-def variant_job(spec, cancel_check=_cancel_requested):
-    """Run the JobSpec `spec` here; return a JobOutcome (never raises for a failed step)."""
+def variant_job(spec, cancel_check=_cancel_requested, forward=_log_event):
+    """Run the JobSpec `spec` here; return a JobOutcome (never raises for a failed step).
+    The child's progress lines go to forward(spec.progress_topic, line) as they come."""
     root = paths.cache_root() / "cluster-jobs"
     sweep(root)
     jobdir = root / f"{os.getpid()}-{spec.run_id}-{spec.variant}-{time.monotonic_ns()}"
@@ -101,6 +135,14 @@ def variant_job(spec, cancel_check=_cancel_requested):
     (jobdir / "spec.pickle").write_bytes(pickle.dumps(spec))
     log = vdir / "cluster-job.log"
     stopped = ""
+    lines = _Lines(log)
+    where = _worker_address()
+
+    def send_new_lines():
+        for line in lines.new():
+            # the child's own clock prefix goes; the client's progress line has its own
+            forward(spec.progress_topic, f"{where}: {STAMP.sub('', line)}")
+
     with open(log, "ab") as out:
         child = subprocess.Popen(
             [sys.executable, "-m", "harness.cluster.child", str(jobdir), str(os.getpid())],
@@ -108,6 +150,7 @@ def variant_job(spec, cancel_check=_cancel_requested):
             start_new_session=True)
         try:
             while child.poll() is None:
+                send_new_lines()
                 stopped = cancel_check(spec.cancel_event)
                 if stopped:
                     break
@@ -118,10 +161,11 @@ def variant_job(spec, cancel_check=_cancel_requested):
         finally:
             proc.stop_group(child, grace=STOP_GRACE)
     status = child.wait()
+    send_new_lines()
     result_file = jobdir / "result.pickle"
     result = result_file.read_bytes() if result_file.is_file() and not stopped else None
     outcome = JobOutcome(
-        variant=spec.variant, worker=_worker_address(), host=socket.gethostname(),
+        variant=spec.variant, worker=where, host=socket.gethostname(),
         result=result, artifacts=artifacts.pack(vdir, keep_optional=spec.keep_optional),
         vdir=str(vdir), status=status, stopped=stopped,
         log_tail="" if result else _tail(log))

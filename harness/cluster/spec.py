@@ -30,10 +30,11 @@ class JobSpec:
     variant_files: tuple = ()       # (file name, text) of the client's --variant-file files
     module_src_tar: Optional[bytes] = None   # the client's --module-src tree, if given
     cancel_event: str = ""          # Dask Event the job polls; set: stop now
+    progress_topic: str = ""        # Dask event topic the job's progress lines go to
     keep_optional: bool = False     # send initramfs images back too
 
 
-def make(opts, variant, tree_key, run_id, cancel_event):
+def make(opts, variant, tree_key, run_id, cancel_event, progress_topic=""):
     """The JobSpec of `variant` (a Variant) for a run with RunOptions `opts`."""
     return JobSpec(
         run_id=run_id, variant=variant.name, tree_key=tree_key,
@@ -41,7 +42,7 @@ def make(opts, variant, tree_key, run_id, cancel_event):
         scenario_name=opts.scenario.name, scenario_text=opts.scenario.read_text(),
         variant_files=tuple((Path(f).name, Path(f).read_text()) for f in opts.variant_files),
         module_src_tar=pack(opts.module_src, keep_optional=True) if opts.module_src else None,
-        cancel_event=cancel_event)
+        cancel_event=cancel_event, progress_topic=progress_topic)
 
 
 def materialize(spec, jobdir):

@@ -82,6 +82,9 @@ def test_cluster_run_matches_the_local_run(cluster, default_run, tmp_path):
         assert want <= got, f"{name}: missing {sorted(map(str, want - got))[:10]}"
         assert (vdir / "cluster-job.log").is_file()
     assert not (cold.cache / "trees").exists(), "a job went to the worker without its trees"
+    # the jobs' progress reached the client's terminal as it happened
+    for name in remote["variants"]:
+        assert f"job: {warm.address}: verify: {name}: " in p.stderr, p.stderr[-3000:]
     assert f"ran on {warm.address}" in (tmp_path / "runs/latest/report.md").read_text()
     show = subprocess.run([sys.executable, "-m", "harness", "show",
                            str(tmp_path / "runs" / "latest")], cwd=paths.REPO,

@@ -182,14 +182,27 @@ def test_job_of_another_checkout_comes_home_with_the_reason(tmp_path, monkeypatc
     assert not Path(out.vdir).exists(), "the job directory is removed once packed"
 
 
+def got_line(outcome):
+    """The child's last log line, as the job's files carry it home."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        artifacts.unpack(outcome.artifacts, d)
+        return (Path(d) / "cluster-job.log").read_text().splitlines()[-1]
+
+
 def test_job_on_a_worker_without_the_tarball_fails_with_that_reason(tmp_path, monkeypatch):
     from harness.build.tree import tree_key
     monkeypatch.setenv("KSYMLAB_CACHE", str(tmp_path / "wcache"))
     opts = _opts(tmp_path)
     v = opts.select(["stock"])[0]
-    spec = jobspec.make(opts, v, tree_key(v), "run1", "")        # the client has it
+    spec = jobspec.make(opts, v, tree_key(v), "run1", "", "topic1")   # the client has it
     monkeypatch.setenv("KSYMLAB_TARBALL", str(tmp_path / "no-such-linux.tar.xz"))  # the worker not
-    out = job.variant_job(spec, cancel_check=lambda name: "")
+    sent = []
+    out = job.variant_job(spec, cancel_check=lambda name: "",
+                          forward=lambda topic, line: sent.append((topic, line)))
+    # the child's progress reached the client's topic, line by line, without its clock
+    assert sent and {t for t, _ in sent} == {"topic1"}
+    assert sent[-1][1] == f"{out.worker}: {got_line(out)}"
     got = artifacts.load_result(out.result)["result"]
     assert (got.error.step, got.error.exit_status) == ("extract", 10)
     assert "no-such-linux.tar.xz" in got.error.message
