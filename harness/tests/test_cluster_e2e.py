@@ -149,7 +149,6 @@ def test_killed_worker_reruns_elsewhere(cluster, tmp_path):
     assert not (attempt / "result.pickle").exists()
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def _ancestors(pid):
     out = []
     while pid > 1:
@@ -200,6 +199,7 @@ def test_worker_killed_in_a_build_leaves_nothing_the_rerun_trips_over(cluster, t
     assert not Path(f"/proc/{make}").exists(), "the killed job's make is still running"
 
 
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_interrupted_client_stops_every_job(cluster, tmp_path, sig):
     worker = cluster.worker("w", paths.cache_root(), nthreads=2)
     p, err = _start(cluster.address, tmp_path / "runs", "--variants", "stock,exports",
