@@ -71,7 +71,6 @@ int build_open(const char *path, const char *label, unsigned flags, build_t *b,
         file_free(&fb);
         if (r != 0)
             return -1;
-        exportset_index(&b->symvers);
     }
     if (b->vmlinux_path) {
         *errpath = b->vmlinux_path;
@@ -79,7 +78,6 @@ int build_open(const char *path, const char *label, unsigned flags, build_t *b,
             return -1;
         if (ksymtab_read(b->vmlinux_buf.data, b->vmlinux_buf.size, &b->ksym, &b->kinfo, e) != 0)
             return -1;
-        exportset_index(&b->ksym);
     }
     *errpath = NULL;
     return 0;
@@ -99,6 +97,12 @@ void build_merge(build_t *b)
             exportset_add(&b->merged, x->name, x->module, x->ns, x->crc, x->has_crc, x->cls);
     }
     exportset_sort(&b->merged);
+}
+
+void build_index(build_t *b)
+{
+    exportset_index(&b->symvers);
+    exportset_index(&b->ksym);
 }
 
 const export_t *build_find(const build_t *b, const char *name)

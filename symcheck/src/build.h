@@ -31,6 +31,8 @@ void build_free(build_t *b);
 size_t build_count_module(const build_t *b, const char *module);
 /* Fill b->merged (sorted union; Module.symvers wins). */
 void build_merge(build_t *b);
+/* Hash both sets (exportset_index) for many lookups; build_find works either way. */
+void build_index(build_t *b);
 /* Look a symbol up: Module.symvers first, then the vmlinux ksymtab. */
 const export_t *build_find(const build_t *b, const char *name);
 /* Does the build carry non-zero MODVERSIONS CRCs? */

@@ -266,6 +266,10 @@ static int parse_args(int argc, char **argv, check_args_t *a)
 
 /* ------------------------------------------------------------------ the run */
 
+/* From how many modules on the build's sets get a hash index: building it costs about as much as
+ * the binary searches of some 70 modules, so one module alone is checked with binary search. */
+#define INDEX_MIN_MODULES 64
+
 /* One module of the run. Loading, checking and rendering run on the worker pool, each job
  * writing only its own slot; the output is then written in the order of the files, so it is the
  * same for any number of threads. */
@@ -401,7 +405,8 @@ static size_t add_set_exports(const check_job_t *jobs, size_t n, build_t *b)
         }
     if (b->symvers.n != before) {
         exportset_sort(&b->symvers);
-        exportset_index(&b->symvers);
+        if (n >= INDEX_MIN_MODULES)
+            exportset_index(&b->symvers);
     }
     return b->symvers.n - before;
 }
@@ -460,6 +465,8 @@ static int write_jobs(const check_run_t *run, const build_t *b)
 static int check_files(char **files, size_t n, build_t *b, const check_args_t *a, bool json)
 {
     check_run_t run = {xcalloc(n ? n : 1, sizeof *run.jobs), n, b, a, json, NULL, NULL};
+    if (n >= INDEX_MIN_MODULES)
+        build_index(b);
     for (size_t i = 0; i < n; i++)
         run.jobs[i].path = files[i];
     unsigned nt = pool_threads(n);
