@@ -355,10 +355,9 @@ static size_t xz_crc_blocks(const unsigned char *buf, size_t len, xz_block_t *bl
  * of by liblzma's table CRC (the top entry of check's profile): a mismatch is the error liblzma
  * would have given, LZMA_DATA_ERROR. Anything else is decoded and checked by liblzma as before. */
 #define XZ_MAX_CRC_BLOCKS 64
-static int xz_decode_checked(lzma_stream *s, const unsigned char *buf, size_t len, outbuf_t *o, err_t *e)
+static int xz_decode_checked(lzma_stream *s, const unsigned char *buf, size_t len, const xz_block_t *bl, size_t nb,
+                             outbuf_t *o, err_t *e)
 {
-    xz_block_t bl[XZ_MAX_CRC_BLOCKS];
-    size_t nb = xz_crc_blocks(buf, len, bl, XZ_MAX_CRC_BLOCKS);
     if (xz_decode(s, buf, len, nb ? LZMA_IGNORE_CHECK : 0, o, e) != 0)
         return -1;
     for (size_t i = 0; i < nb; i++)
@@ -389,6 +388,11 @@ void decomp_ctx_free(decomp_ctx_t *c)
 /* What the input says its decompressed size is; 0 when it does not say, or says more than
  * HINT_MAX_RATIO times its own size (a hint only: a wrong one costs a regrowth, never a result). */
 #define HINT_MAX_RATIO 1024
+static size_t sane_hint(uint64_t n, size_t len)
+{
+    return n < DECOMP_MAX_SIZE && n / HINT_MAX_RATIO <= len ? (size_t)n : 0;
+}
+
 static size_t size_hint(enum comp_kind k, const unsigned char *buf, size_t len)
 {
     size_t n = 0;
@@ -398,18 +402,18 @@ static size_t size_hint(enum comp_kind k, const unsigned char *buf, size_t len)
         n = zstd_size_hint(buf, len);
     else if (k == COMP_GZIP && len >= 18)   /* ISIZE of the last member: the size mod 2^32 */
         n = rd32le(buf + len - 4);
-    return n / HINT_MAX_RATIO <= len ? n : 0;
+    return sane_hint(n, len);
 }
 
-static int ctx_decode(decomp_ctx_t *c, enum comp_kind k, const unsigned char *buf, size_t len, outbuf_t *o,
-                      err_t *e)
+static int ctx_decode(decomp_ctx_t *c, enum comp_kind k, const unsigned char *buf, size_t len,
+                      const xz_block_t *bl, size_t nb, outbuf_t *o, err_t *e)
 {
     if (k == COMP_XZ) {
         if (!c->xz) {
             c->xz = xmalloc(sizeof(lzma_stream));
             *(lzma_stream *)c->xz = (lzma_stream)LZMA_STREAM_INIT;
         }
-        return xz_decode_checked(c->xz, buf, len, o, e);
+        return xz_decode_checked(c->xz, buf, len, bl, nb, o, e);
     }
     if (k == COMP_ZSTD) {
         if (!c->zstd && !(c->zstd = ZSTD_createDCtx())) {
@@ -427,14 +431,16 @@ static int ctx_decode(decomp_ctx_t *c, enum comp_kind k, const unsigned char *bu
 int decomp_into(decomp_ctx_t *c, enum comp_kind k, const unsigned char *buf, size_t len, unsigned char **out,
                 size_t *outlen, err_t *e)
 {
-    size_t hint = size_hint(k, buf, len);
+    xz_block_t bl[XZ_MAX_CRC_BLOCKS];   /* one read of the xz index gives both the CRCs and the size */
+    size_t nb = k == COMP_XZ ? xz_crc_blocks(buf, len, bl, XZ_MAX_CRC_BLOCKS) : 0;
+    size_t hint = nb ? sane_hint(bl[nb - 1].off + bl[nb - 1].size, len) : size_hint(k, buf, len);
     if (hint && hint + 1 > c->cap) {   /* the right size at once: no regrowth while decoding */
         free(c->buf);
         c->cap = hint + 1 < DECOMP_MAX_SIZE ? hint + 1 : DECOMP_MAX_SIZE;
         c->buf = xmalloc(c->cap);
     }
     outbuf_t o = {c->buf, 0, c->cap};
-    int r = ctx_decode(c, k, buf, len, &o, e);
+    int r = ctx_decode(c, k, buf, len, bl, nb, &o, e);
     c->buf = o.p;
     c->cap = o.cap;
     if (r == 0 && o.n == 0) {
