@@ -6,6 +6,8 @@
 #include "build.h"
 #include "codescan.h"
 #include "dwarfinfo.h"
+#include "dwtypes.h"
+#include "elfread.h"
 #include "ko.h"
 #include "output.h"
 
@@ -21,6 +23,7 @@ int cmd_check(int argc, char **argv, bool json);
 int cmd_diff(int argc, char **argv, bool json);
 int cmd_seed_report(int argc, char **argv, bool json);
 int cmd_audit(int argc, char **argv, bool json);
+int cmd_calltypes(int argc, char **argv, bool json);
 
 /* ---- shared helpers (cmd_common.c) */
 /* "symcheck: <fmt with arg> (see symcheck --help)" on stderr; returns EXIT_TROUBLE. */
@@ -148,6 +151,8 @@ typedef struct {
     char *what;         /* the name resolved (owned) */
     char *via;          /* the resolver used, NULL for the name-level kinds (owned) */
     char *where;        /* function+0xOFF, .symtab or SECTION+0xOFF (owned) */
+    long fn, ev;        /* by-name: the calling function (index in the code scan) and the call's
+                           event; kprobe-trick: the function, ev -1; otherwise both -1 */
 } audit_finding_t;
 
 typedef struct {        /* a kprobe left registered: instrumentation, not a finding */
@@ -174,8 +179,62 @@ typedef struct {
     const cs_module_t *cs;
 } audit_input_t;
 
+/* The modules of an audit-like command, loaded and code-scanned: those under tree, or files[0..nf).
+ * Reports a problem itself and returns EXIT_TROUBLE (nothing to free), else 0. */
+typedef struct {
+    filebuf_t fb;
+    komod_t m;
+    cs_module_t cs;
+} scanned_ko_t;
+typedef struct {
+    strvec_t paths;
+    scanned_ko_t *ko;
+    audit_input_t *in;
+    size_t n;
+} scanned_set_t;
+int scanned_set_load(const char *tree, char **files, int nf, scanned_set_t *s);
+void scanned_set_free(scanned_set_t *s);
+
 /* Audit a set of modules together (resolvers exported by one are followed from the others). */
 void audit_compute(const audit_input_t *in, size_t n, audit_result_t *r);
 void audit_result_free(audit_result_t *r);
+
+/* ---- calltypes */
+typedef struct {
+    const char *module;       /* borrowed: the module's name, else its path */
+    char *name;               /* the symbol resolved by name */
+    char *via, *where;        /* from the audit */
+    char *receiver;           /* the variable the address is stored in, NULL when none was found */
+    char *module_type;        /* how the module uses the symbol, C-like; NULL when unknown */
+    char *kernel_type;        /* how the kernel declares it; NULL when not found */
+    const char *kernel_kind;  /* "function", "object" or NULL */
+    size_t kernel_variants;   /* other definitions of the name with another type (static functions) */
+    const char *status;       /* match, qualifiers, mismatch, unchecked */
+    const char *problem;      /* mismatch: return-type, param-count, param-type, object-type,
+                                 data-as-function, function-as-data; unchecked: no-receiver,
+                                 receiver-in-aggregate, ambiguous-receiver, untyped-receiver,
+                                 no-module-dwarf, not-in-kernel; qualifiers: param-type or
+                                 return-type or object-type; match: NULL */
+    char *detail;             /* one line for a person, NULL for a match */
+} calltype_item_t;
+
+typedef struct {
+    calltype_item_t *v;
+    size_t n, cap;
+    size_t modules, match, qualifiers, mismatch, unchecked;
+} calltypes_result_t;
+
+/* One module of the set: its audit input, its sections and symbols, and its relocated DWARF
+ * (dw.dw NULL when it has none). */
+typedef struct {
+    const audit_input_t *a;
+    const elfr_image_t *im;
+    dwt_t *dw;
+} calltypes_module_t;
+
+/* The by-name resolutions of the audit, each compared with the kernel's DWARF. */
+void calltypes_compute(const calltypes_module_t *mods, size_t n, const audit_result_t *audit, dwt_t *kernel,
+                       calltypes_result_t *r);
+void calltypes_result_free(calltypes_result_t *r);
 
 #endif

@@ -44,6 +44,7 @@ static audit_finding_t *add_finding(audit_module_t *r, const char *kind, const c
     memset(f, 0, sizeof *f);
     f->kind = kind;
     f->what = xstrdup(what);
+    f->fn = f->ev = -1;
     return f;
 }
 
@@ -263,6 +264,7 @@ static void kprobe_findings(const ctx_t *c, size_t mi, audit_module_t *r)
             for (size_t i = 0; i < names.n; i++) {
                 audit_finding_t *x = add_finding(r, "kprobe-trick", names.v[i]);
                 x->via = xstrdup("register_kprobe");
+                x->fn = (long)fi;
                 x->where = xstrdup(w);
             }
         } else {
@@ -296,6 +298,8 @@ static void byname_findings(const ctx_t *c, size_t mi, audit_module_t *r)
             audit_finding_t *x = add_finding(r, "by-name", ev->arg[0]);
             x->via = via;
             x->where = where_str(f, ev->off);
+            x->fn = (long)fi;
+            x->ev = (long)k;
         }
     }
 }
@@ -468,26 +472,6 @@ static void render_text(const audit_result_t *r, bool set)
 
 /* ------------------------------------------------------------------ command */
 
-typedef struct {
-    filebuf_t fb;
-    komod_t m;
-    cs_module_t cs;
-} loaded_t;
-
-static int load_one(const char *path, loaded_t *l)
-{
-    if (load_ko(path, &l->fb, &l->m))
-        return -1;
-    err_t e;
-    if (cs_scan(l->fb.data, l->fb.size, &l->cs, &e) != 0) {
-        ko_free(&l->m);
-        file_free(&l->fb);
-        report_error(path, &e);
-        return -1;
-    }
-    return 0;
-}
-
 int cmd_audit(int argc, char **argv, bool json)
 {
     const char *tree = NULL;
@@ -501,47 +485,20 @@ int cmd_audit(int argc, char **argv, bool json)
         free(files);
         return usage_error("audit: expected FILE.ko [FILE.ko...] or --tree DIR%s", NULL);
     }
-    strvec_t mods = {0};
-    err_t e;
-    if (tree) {
-        if (find_modules(tree, &mods, &e) != 0) {
-            free(files);
-            return report_error(tree, &e);
-        }
-    } else {
-        for (int i = 0; i < nf; i++)
-            strvec_push(&mods, files[i]);
-    }
+    scanned_set_t set;
+    int ret = scanned_set_load(tree, files, nf, &set);
     free(files);
-    loaded_t *l = xcalloc(mods.n, sizeof *l);
-    audit_input_t *in = xcalloc(mods.n, sizeof *in);
-    int ret = EXIT_OKAY;
-    size_t nl = 0;
-    for (; nl < mods.n; nl++) {
-        if (load_one(mods.v[nl], &l[nl]) != 0) {
-            ret = EXIT_TROUBLE;
-            break;
-        }
-        in[nl] = (audit_input_t){mods.v[nl], &l[nl].m, &l[nl].cs};
-    }
-    if (ret == EXIT_OKAY) {
-        audit_result_t r;
-        audit_compute(in, nl, &r);
-        bool set = tree || mods.n > 1;
-        if (json)
-            render_json(&r, set);
-        else
-            render_text(&r, set);
-        ret = r.findings_total ? EXIT_FINDINGS : EXIT_OKAY;
-        audit_result_free(&r);
-    }
-    for (size_t i = 0; i < nl; i++) {
-        cs_free(&l[i].cs);
-        ko_free(&l[i].m);
-        file_free(&l[i].fb);
-    }
-    free(l);
-    free(in);
-    strvec_free(&mods);
+    if (ret != 0)
+        return ret;
+    audit_result_t r;
+    audit_compute(set.in, set.n, &r);
+    bool many = tree || set.n > 1;
+    if (json)
+        render_json(&r, many);
+    else
+        render_text(&r, many);
+    ret = r.findings_total ? EXIT_FINDINGS : EXIT_OKAY;
+    audit_result_free(&r);
+    scanned_set_free(&set);
     return ret;
 }

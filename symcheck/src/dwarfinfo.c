@@ -236,6 +236,16 @@ enum dw_status dw_find_functions(unsigned char *buf, size_t len, dw_func_t *func
     return DW_OK;
 }
 
+char *dw_type_string(Dwarf_Die *type)
+{
+    return type ? type_string(type, 0) : xstrdup("void");
+}
+
+bool dw_die_type(Dwarf_Die *die, Dwarf_Die *out)
+{
+    return die_type(die, out);
+}
+
 void dw_func_clear(dw_func_t *f)
 {
     for (size_t i = 0; i < f->n_params; i++) {

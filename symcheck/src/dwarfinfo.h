@@ -2,6 +2,8 @@
 #ifndef SYMCHECK_DWARFINFO_H
 #define SYMCHECK_DWARFINFO_H
 
+#include <elfutils/libdw.h>
+
 #include "util.h"
 
 typedef struct {
@@ -23,5 +25,9 @@ enum dw_status { DW_OK = 0, DW_NO_DWARF = 1, DW_ERROR = -1 };
  * Returns DW_NO_DWARF when the image has no debug info (not an error). */
 enum dw_status dw_find_functions(unsigned char *buf, size_t len, dw_func_t *funcs, size_t n, err_t *e);
 void dw_func_clear(dw_func_t *f);
+/* The C-like text of a type DIE (typedef names kept); "void" when type is NULL. */
+char *dw_type_string(Dwarf_Die *type);
+/* The type DIE of die's DW_AT_type (integrated); false for void. */
+bool dw_die_type(Dwarf_Die *die, Dwarf_Die *out);
 
 #endif

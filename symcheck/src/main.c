@@ -51,13 +51,21 @@ static const char usage_text[] =
 "      (kprobe-trick); references to kallsyms_lookup_name / kallsyms_on_each_symbol and\n"
 "      the string \"kallsyms_lookup_name\" in data. Kprobes left registered are listed as\n"
 "      instrumentation, not flagged.\n"
+"  calltypes FILE.ko [FILE.ko...] BUILD | calltypes --tree DIR BUILD\n"
+"      For every name the modules resolve at run time (as audit finds them), the\n"
+"      kernel's DWARF type of the symbol (BUILD/vmlinux, or a vmlinux path) against the\n"
+"      type of the static variable the module stores the address in: a function\n"
+"      pointer's return type, parameter count and types, or an object's type. Typedef\n"
+"      names do not matter; qualifiers alone are reported but not a mismatch. Statuses:\n"
+"      match, qualifiers, mismatch, unchecked (with the reason).\n"
 "\n"
 "options:\n"
 "  --json      machine-readable output (one JSON document on stdout)\n"
 "  -h, --help  this help\n"
 "\n"
 "exit status: 0 all is well; 1 findings (check: problems found; exports: sources disagree;\n"
-"diff: differences; audit: something resolved by name); 2 usage error or\n"
+"diff: differences; audit: something resolved by name; calltypes: a type mismatch);\n"
+"2 usage error or\n"
 "unreadable/corrupt input, reported as one line 'symcheck: FILE: problem' on stderr.\n";
 
 static const struct {
@@ -70,6 +78,7 @@ static const struct {
     {"diff", cmd_diff},
     {"seed-report", cmd_seed_report},
     {"audit", cmd_audit},
+    {"calltypes", cmd_calltypes},
 };
 
 static int dispatch(const char *cmd, int argc, char **argv, bool json)

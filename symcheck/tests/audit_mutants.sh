@@ -1,7 +1,8 @@
 #!/bin/sh
-# Mutation check of the audit/check additions: each mutant is a one-line source change that
-# a plausible bug would make; tests/test_audit.py must fail on every one (and pass unmutated).
-# Run from symcheck/ after `make all fixtures`:  sh tests/audit_mutants.sh
+# Mutation check of the audit/check and calltypes additions: each mutant is a one-line source
+# change that a plausible bug would make; its test file (tests/test_audit.py, or the one named)
+# must fail on every one (and pass unmutated).
+# Run from symcheck/ after `make all fixtures`:  sh tests/audit_mutants.sh  (ONLY=PATTERN: a subset)
 # Prints one line per mutant: KILLED (with the failing tests) or SURVIVED; exit 1 if any survived.
 set -u
 PY=${PYTHON:-/usr/bin/python3}
@@ -9,8 +10,9 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 survived=0
 
-mutant() {   # name file sed-expression
-    name=$1 file=$2 expr=$3
+mutant() {   # name file sed-expression [test file]
+    name=$1 file=$2 expr=$3 tests=${4:-tests/test_audit.py}
+    case $name in ${ONLY:-*}) ;; *) return ;; esac   # ONLY='ct-*' runs the calltypes ones
     rm -rf "$T/m"
     mkdir -p "$T/m"
     cp -r src Makefile "$T/m/"
@@ -25,12 +27,12 @@ mutant() {   # name file sed-expression
         survived=1
         return
     fi
-    out=$(SYMCHECK_BIN="$T/m/build/symcheck" $PY -m pytest -q -p no:cacheprovider tests/test_audit.py 2>&1)
+    out=$(SYMCHECK_BIN="$T/m/build/symcheck" $PY -m pytest -q -p no:cacheprovider "$tests" 2>&1)
     if [ $? -eq 0 ]; then
         echo "SURVIVED $name"
         survived=1
     else
-        echo "KILLED  $name: $(echo "$out" | grep '^FAILED' | sed 's/^FAILED tests\/test_audit.py:://; s/ - .*//' | tr '\n' ' ')"
+        echo "KILLED  $name: $(echo "$out" | grep '^FAILED' | sed 's/^FAILED tests\/test_[a-z]*.py:://; s/ - .*//' | tr '\n' ' ')"
     fi
 }
 
@@ -47,4 +49,14 @@ mutant no-set-exports src/cmd_check.c 's/add_set_exports(a.pos, a.np - 1, &b), /
 mutant any-export-is-resolver src/cmd_audit.c 's/if (fi >= 0 \&\& c->resolver\[j\]\[fi\])/if (fi >= 0)/'
 mutant indirect-without-cell src/cmd_audit.c 's/(ev->kind == CS_INDIRECT \&\& cell))/(ev->kind == CS_INDIRECT \&\& (cell || 1)))/'
 mutant no-export-namespace src/modexports.c 's/if (r.r_offset != off + 8 || si == 0/if (r.r_offset != off + 8 || 1/'
+CT=tests/test_calltypes.py
+mutant ct-no-debug-relocation src/dwtypes.c 's/uint64_t v = im->sym\[si\].st_value + (uint64_t)r->r_addend;/uint64_t v = 0;/' $CT
+mutant ct-typedef-names-matter src/dwtypes.c '/case DW_TAG_typedef:/{n;s/return canon_target(t, quals, depth);/return xstrdup(dwarf_diename(t));/}' $CT
+mutant ct-qualifiers-are-mismatches src/cmd_calltypes.c 's/return strcmp(k->loose, m->loose) == 0 ? 1 : 2;/return 2;/' $CT
+mutant ct-no-parameter-count src/cmd_calltypes.c 's/if (k->n_params != m->n_params || k->variadic != m->variadic) {/if (0) {/' $CT
+mutant ct-store-after-other-calls src/cmd_calltypes.c 's/if (e->kind == CS_CALL || e->kind == CS_INDIRECT)$/if (0)/' $CT
+mutant ct-no-array-element src/cmd_calltypes.c 's/return strncmp(array, elem, n) == 0 \&\& array\[n\] == .\[.;/return (void)array, n == (size_t)-1;/' $CT
+mutant ct-data-called-unnoticed src/cmd_calltypes.c 's/if (kind == 1 \&\& !k->is_function)/if (0)/' $CT
+mutant ct-static-local-full-name src/cmd_calltypes.c 's/xstrndup(sname, strcspn(sname, "."))/xstrdup(sname)/' $CT
+mutant ct-sign-ignored src/dwtypes.c 's/enc == DW_ATE_signed || enc == DW_ATE_signed_char ? "s"/enc == DW_ATE_signed || enc == DW_ATE_signed_char ? "u"/' $CT
 exit $survived

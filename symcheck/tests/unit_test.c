@@ -754,6 +754,83 @@ TEST(audit_compute_flags)
     ko_free(&m);
 }
 
+/* calltypes: the compute function on the built fixtures (wrong_return.ko against the stand-in
+ * kernel), and the canonical types it compares (typedefs resolved, base types by encoding). */
+static int load_kernel_dwarf(filebuf_t *fb, dwt_t *d)
+{
+    char path[512];
+    err_t e;
+    snprintf(path, sizeof path, "%s/calltypes/vmlinux", builtdir);
+    if (file_load(path, fb, &e) != 0)
+        return -1;
+    return dwt_open(fb->data, fb->size, d, &e) == 1 ? 0 : -1;
+}
+
+TEST(dwt_types)
+{
+    filebuf_t fb;
+    dwt_t d;
+    CHECK(load_kernel_dwarf(&fb, &d) == 0);
+    if (!d.dw)
+        return;
+    static const char *const names[] = {"alloc_thing", "block_class", "irq_descs", "no_such_symbol"};
+    dwt_entity_t ent[4];
+    size_t variants[4];
+    dwt_find_entities(&d, names, 4, ent, variants);
+    CHECK(ent[0].is_function && ent[0].n_params == 1 && ent[0].prototyped);
+    if (ent[0].n_params == 1)
+        CHECK(strcmp(ent[0].params[0].written, "gfp_t") == 0 && strcmp(ent[0].params[0].exact, "u32") == 0);
+    CHECK(strcmp(ent[0].type.exact, "void*") == 0 && strcmp(ent[0].decl, "void * (gfp_t)") == 0);
+    CHECK(!ent[1].is_function && strcmp(ent[1].type.exact, "struct class") == 0);
+    CHECK(strcmp(ent[2].type.exact, "struct irq_desc[16]") == 0);
+    CHECK(ent[3].decl == NULL && variants[0] == 0);
+    for (int i = 0; i < 4; i++)
+        dwt_entity_free(&ent[i]);
+    dwt_close(&d);
+    file_free(&fb);
+}
+
+TEST(calltypes_compute_fixture)
+{
+    filebuf_t kfb;
+    dwt_t kernel;
+    CHECK(load_kernel_dwarf(&kfb, &kernel) == 0);
+    if (!kernel.dw)
+        return;
+    char path[512];
+    snprintf(path, sizeof path, "%s/calltypes/wrong_return.ko", builtdir);
+    char *files[] = {path};
+    scanned_set_t set;
+    CHECK(scanned_set_load(NULL, files, 1, &set) == 0);
+    audit_result_t audit;
+    audit_compute(set.in, set.n, &audit);
+    err_t e;
+    dwt_t dw;
+    elfr_image_t im;
+    CHECK(dwt_relocate(set.ko[0].fb.data, set.ko[0].fb.size, &e) == 0);
+    CHECK(dwt_open(set.ko[0].fb.data, set.ko[0].fb.size, &dw, &e) == 1);
+    CHECK(elfr_image_load(dw.elf, set.ko[0].fb.data, set.ko[0].fb.size, &im, &e) == 0);
+    calltypes_module_t mod = {&set.in[0], &im, &dw};
+    calltypes_result_t r;
+    calltypes_compute(&mod, 1, &audit, &kernel, &r);
+    CHECK(r.n == 2 && r.mismatch == 2 && r.match == 0 && r.modules == 1);
+    for (size_t i = 0; i < r.n; i++) {
+        const calltype_item_t *it = &r.v[i];
+        bool prio = strcmp(it->name, "task_prio") == 0;
+        CHECK(strcmp(it->status, "mismatch") == 0);
+        CHECK(strcmp(it->problem, prio ? "return-type" : "param-type") == 0);
+        CHECK(strcmp(it->receiver, prio ? "task_prio_sym" : "pfnblock_sym") == 0);
+        CHECK(strcmp(it->module, "wrong_return") == 0 && strcmp(it->kernel_kind, "function") == 0);
+    }
+    calltypes_result_free(&r);
+    elfr_image_free(&im);
+    dwt_close(&dw);
+    audit_result_free(&audit);
+    scanned_set_free(&set);
+    dwt_close(&kernel);
+    file_free(&kfb);
+}
+
 TEST(audit_identifier)
 {
     CHECK(cs_is_identifier("task_prio") && cs_is_identifier("_x.isra.0") && cs_is_identifier("a1"));
@@ -1249,6 +1326,8 @@ int main(int argc, char **argv)
     RUN(diff_compute_changes);
     RUN(audit_compute_flags);
     RUN(audit_identifier);
+    RUN(dwt_types);
+    RUN(calltypes_compute_fixture);
     RUN(seed_compute);
     RUN(decompress_fixtures);
     RUN(find_modules_walk);
