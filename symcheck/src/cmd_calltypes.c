@@ -214,6 +214,37 @@ typedef struct {
     int kind;             /* dwt_receiver's answer, -1 when the item is already unchecked */
 } pending_t;
 
+/* The DWARF of the receiver cell: the variable (or the member of it) the address is stored in. */
+static bool receiver_die(const calltypes_module_t *mod, const Elf64_Sym *sym, uint64_t cell_off,
+                         calltype_item_t *it, Dwarf_Die *out)
+{
+    const char *sname = elfr_sym_name(mod->im, sym);
+    char *base = xstrndup(sname, strcspn(sname, "."));   /* static locals: name.N */
+    it->receiver = base;
+    if (!mod->dw || !mod->dw->dw) {
+        set_status(it, "unchecked", "no-module-dwarf",
+                   xstrdup("the module has no DWARF (build it with CONFIG_DEBUG_INFO)"));
+        return false;
+    }
+    Dwarf_Die var;
+    int found = dwt_find_variable(mod->dw, base, sym->st_value, &var);
+    if (found != 1) {
+        set_status(it, "unchecked", found == 2 ? "ambiguous-receiver" : "no-receiver",
+                   xasprintf("%s %s in the module's DWARF", base, found == 2 ? "is ambiguous" : "is not found"));
+        return false;
+    }
+    char path[256];
+    if (!dwt_member_at(&var, cell_off - sym->st_value, out, path, sizeof path)) {
+        set_status(it, "unchecked", "receiver-in-aggregate",
+                   xasprintf("no member of %s starts at offset %llu", base,
+                             (unsigned long long)(cell_off - sym->st_value)));
+        return false;
+    }
+    it->receiver = xasprintf("%s%s", base, path);
+    free(base);
+    return true;
+}
+
 /* The receiver of one finding: its variable and type, or why there is none. */
 static int describe_receiver(const calltypes_module_t *mod, const audit_finding_t *f, calltype_item_t *it,
                              dwt_entity_t *recv)
@@ -227,33 +258,18 @@ static int describe_receiver(const calltypes_module_t *mod, const audit_finding_
     }
     bool inside;
     const Elf64_Sym *sym = cell_symbol(mod->im, st->cell_sec, st->cell_off, &inside);
-    if (!sym || inside) {
-        it->receiver = sym ? xasprintf("%s+0x%llx", elfr_sym_name(mod->im, sym),
-                                       (unsigned long long)(st->cell_off - sym->st_value)) : NULL;
-        set_status(it, "unchecked", "receiver-in-aggregate",
-                   xstrdup("the address is stored inside a larger object"));
+    Dwarf_Die die;
+    if (!sym) {
+        set_status(it, "unchecked", "no-receiver", xstrdup("no symbol holds the cell the address is stored in"));
         return -1;
     }
-    const char *sname = elfr_sym_name(mod->im, sym);
-    char *base = xstrndup(sname, strcspn(sname, "."));   /* static locals: name.N */
-    it->receiver = base;
-    if (!mod->dw || !mod->dw->dw) {
-        set_status(it, "unchecked", "no-module-dwarf",
-                   xstrdup("the module has no DWARF (build it with CONFIG_DEBUG_INFO)"));
+    if (!receiver_die(mod, sym, st->cell_off, it, &die))
         return -1;
-    }
-    Dwarf_Die var;
-    int found = dwt_find_variable(mod->dw, base, sym->st_value, &var);
-    if (found != 1) {
-        set_status(it, "unchecked", found == 2 ? "ambiguous-receiver" : "no-receiver",
-                   xasprintf("%s %s in the module's DWARF", base, found == 2 ? "is ambiguous" : "is not found"));
-        return -1;
-    }
-    int kind = dwt_receiver(&var, recv);
+    int kind = dwt_receiver(&die, recv);
     it->module_type = xstrdup(recv->decl);
     if (kind == 0)
         set_status(it, "unchecked", "untyped-receiver",
-                   xasprintf("%s is %s: it says nothing of the symbol's type", base, recv->decl));
+                   xasprintf("%s is %s: it says nothing of the symbol's type", it->receiver, recv->decl));
     return kind == 0 ? -1 : kind;
 }
 

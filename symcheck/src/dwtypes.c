@@ -1,6 +1,7 @@
 #include "dwtypes.h"
 
 #include <dwarf.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -509,6 +510,60 @@ static bool strip(Dwarf_Die *t)
         *t = next;
     }
     return true;
+}
+
+static bool member_at(Dwarf_Die *holder, uint64_t delta, Dwarf_Die *out, char *path, size_t n, int depth);
+
+static bool struct_member_at(Dwarf_Die *t, uint64_t delta, Dwarf_Die *out, char *path, size_t n, int depth)
+{
+    Dwarf_Die c;
+    if (dwarf_child(t, &c) != 0)
+        return false;
+    do {
+        Dwarf_Attribute a;
+        Dwarf_Word off = 0, size = 0;
+        Dwarf_Die mt;
+        if (dwarf_tag(&c) != DW_TAG_member || !dw_die_type(&c, &mt) || dwarf_aggregate_size(&mt, &size) != 0)
+            continue;
+        if (dwarf_attr(&c, DW_AT_data_member_location, &a) && dwarf_formudata(&a, &off) != 0)
+            continue;   /* a location expression: not something a compiler emits for C */
+        if (delta < off || delta >= off + size)
+            continue;
+        const char *name = dwarf_diename(&c);
+        size_t l = strlen(path);
+        snprintf(path + l, n - l, ".%s", name ? name : "<anon>");
+        return member_at(&c, delta - off, out, path, n, depth + 1);
+    } while (dwarf_siblingof(&c, &c) == 0);
+    return false;
+}
+
+static bool member_at(Dwarf_Die *holder, uint64_t delta, Dwarf_Die *out, char *path, size_t n, int depth)
+{
+    Dwarf_Die t, et;
+    if (depth > DEPTH_MAX || !dw_die_type(holder, &t) || !strip(&t))
+        return false;
+    int tag = dwarf_tag(&t);
+    if (tag == DW_TAG_structure_type || tag == DW_TAG_union_type)
+        return struct_member_at(&t, delta, out, path, n, depth);
+    if (tag == DW_TAG_array_type) {
+        Dwarf_Word sz;
+        if (!dw_die_type(&t, &et) || dwarf_aggregate_size(&et, &sz) != 0 || sz == 0)
+            return false;
+        size_t l = strlen(path);
+        snprintf(path + l, n - l, "[%llu]", (unsigned long long)(delta / sz));
+        return member_at(&t, delta % sz, out, path, n, depth + 1);
+    }
+    if (delta != 0)
+        return false;
+    *out = *holder;
+    return true;
+}
+
+bool dwt_member_at(Dwarf_Die *var, uint64_t delta, Dwarf_Die *out, char *path, size_t pathlen)
+{
+    if (pathlen)
+        path[0] = 0;
+    return pathlen && member_at(var, delta, out, path, pathlen, 0);
 }
 
 int dwt_receiver(Dwarf_Die *var, dwt_entity_t *e)

@@ -47,6 +47,11 @@ void dwt_find_entities(dwt_t *d, const char *const *names, size_t n, dwt_entity_
  * of that name when none carries an address. Returns 1 found, 0 not found, 2 ambiguous. */
 int dwt_find_variable(dwt_t *d, const char *name, uint64_t addr, Dwarf_Die *out);
 
+/* The innermost scalar member of var's type (through structs, unions and arrays) at byte offset
+ * delta; *out is the member's DIE (or the array's, whose type is the element's), path gets its
+ * C spelling (".addr", "[2].fn"). Returns false when no member starts there. */
+bool dwt_member_at(Dwarf_Die *var, uint64_t delta, Dwarf_Die *out, char *path, size_t pathlen);
+
 /* What a variable of type `var` receives when it is assigned a looked-up address:
  * 1 a function signature (pointer to a subroutine type), 2 an object (pointer to a type,
  * e->type is the pointee), 0 untyped (void *, an integer, anything else; e->decl says what). */

@@ -167,3 +167,10 @@ def test_a_corrupt_debug_relocation_is_one_line(tmp_path):
 def test_the_help_lists_the_command():
     r = symcheck("--help")
     assert "calltypes FILE.ko [FILE.ko...] BUILD" in r.stdout
+
+
+def test_members_of_static_structures_and_arrays_are_receivers():
+    doc = calltypes(ko("aggregate"), VMLINUX, rc=0)
+    assert verdicts(doc) == expectations("aggregate")
+    assert {i["name"]: i["receiver"] for i in doc["items"]} == {
+        "task_prio": "ops.prio", "irq_to_desc": "ops.descs[1]", "block_class": "table[2].addr"}
