@@ -1,4 +1,5 @@
-"""symcheck's findings on a variant's probe module (check against its tree, and audit)."""
+"""symcheck's findings on a variant's probe module (check against its tree, audit, and the
+call types of what it resolves by name)."""
 
 import fcntl
 import json
@@ -38,10 +39,28 @@ def _json(argv):
         raise HarnessError("verify", f"symcheck {argv[0]}: output is not JSON ({e})") from e
 
 
+CALLTYPE_COUNTS = ("match", "qualifiers", "mismatch", "unchecked")
+
+
+def calltypes_summary(doc):
+    """The report's shape of a `symcheck calltypes` document: the counts and every item."""
+    keep = ("module", "name", "status", "problem", "receiver", "kernel_type", "module_type",
+            "detail")
+    return {**{k: doc.get(k, 0) for k in CALLTYPE_COUNTS},
+            "items": [{k: i.get(k) for k in keep} for i in doc.get("items", [])]}
+
+
+def calltypes_text(summary):
+    """'3 match, 1 qualifiers, 0 mismatch, 2 unchecked' (the row's value)."""
+    return ", ".join(f"{summary.get(k, 0)} {k}" for k in CALLTYPE_COUNTS)
+
+
 def findings(ko, tree):
-    """Return {'check': [...], 'audit': [...], 'needs': N} for one module (symcheck built)."""
+    """Return {'check': [...], 'audit': [...], 'calltypes': {...}, 'needs': N} for one module
+    (symcheck built)."""
     check = _json(["check", str(ko), str(tree.src)])
     audit = _json(["audit", str(ko)])
+    calltypes = calltypes_summary(_json(["calltypes", str(ko), str(tree.src)]))
     mod = check["modules"][0]
     out = {
         "needs": len(mod["symbols"]),
@@ -49,9 +68,11 @@ def findings(ko, tree):
                                   if s.get("class") == "EXPORT_SYMBOL_GPL"),
         "check": mod["findings"],
         "audit": audit["findings"],
+        "calltypes": calltypes,
     }
     say("symcheck", f"{tree.variant}: {out['needs']} symbols needed, "
-                    f"{len(out['check'])} check findings, {len(out['audit'])} audit flags")
+                    f"{len(out['check'])} check findings, {len(out['audit'])} audit flags, "
+                    f"call types: {calltypes_text(calltypes)}")
     return out
 
 

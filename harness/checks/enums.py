@@ -83,6 +83,7 @@ class Source(StrEnum):
     GFP_MIGRATETYPE = "gfp_migratetype(gfp_flags)"
     SYMCHECK_AUDIT = "symcheck audit"
     SYMCHECK_CHECK = "symcheck check"
+    SYMCHECK_CALLTYPES = "symcheck calltypes"
     # the seed claims' rows (harness/checks/seedclaims.py): where a claim is answered
     SEED_PATCH = "seed_patch"
     SYMVERS = "symvers"

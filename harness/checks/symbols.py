@@ -34,11 +34,27 @@ def compare_symbols(data, truth):
     return out
 
 
+def calltypes_row(kind, key, calltypes):
+    """One row: no by-name resolution whose type the module and the kernel disagree on
+    (symcheck calltypes: the kernel's DWARF against the module's receiver). `calltypes` is
+    harness.build.symcheck.calltypes_summary's shape."""
+    bad = [f"{i['module']} {i['name']}: {i['problem']} ({i.get('detail')})"
+           for i in calltypes.get("items", []) if i["status"] == "mismatch"]
+    counts = ", ".join(f"{calltypes.get(k, 0)} {k}"
+                       for k in ("match", "qualifiers", "mismatch", "unchecked"))
+    return Check(kind, key, {Source.SYMCHECK_CALLTYPES: counts, Source.EXPECTED: "0 mismatch"},
+                 not bad and calltypes.get("mismatch", 0) == 0,
+                 info={"mismatches": bad[:10]},
+                 label="call types of by-name resolutions",
+                 reason=None if not bad else "; ".join(bad)[:300])
+
+
 def compare_symcheck(findings, mode):
     """symcheck on the module: nothing missing against its own tree; kallsyms-style
-    resolution flagged exactly in the modes that use it."""
+    resolution flagged exactly in the modes that use it; no by-name call whose type the
+    module and the kernel disagree on."""
     audit_expected = mode != "exports"
-    return [
+    rows = [
         Check("symcheck", "check", {Source.MODULE: len(findings["check"]), Source.EXPECTED: 0},
               not findings["check"],
               info={"detail": "; ".join(f["message"] for f in findings["check"])[:300]},
@@ -49,3 +65,6 @@ def compare_symcheck(findings, mode):
               bool(findings["audit"]) == audit_expected,
               label="audit flags kallsyms-style resolution"),
     ]
+    if "calltypes" in findings:
+        rows.append(calltypes_row("symcheck", "calltypes", findings["calltypes"]))
+    return rows

@@ -38,10 +38,10 @@ def run_lttng(variant, tree, vdir, opts, series=None, kallsyms=None, prio=True):
     shutil.copy2(out / "build.log", ldir / "build.log")
     facts["build_s"] = round(time.monotonic() - t0, 1)
     # symcheck on the modules this boot loads (host side, before the guest)
-    audit, symchecked = symaudit.read(out, tree)
-    (ldir / "symcheck.json").write_text(json.dumps({"audit": audit, "check": symchecked},
-                                                   indent=1) + "\n")
-    facts["symcheck"] = symaudit.summary(audit, symchecked)
+    audit, symchecked, calltypes = symaudit.read(out, tree)
+    (ldir / "symcheck.json").write_text(json.dumps({"audit": audit, "check": symchecked,
+                                                    "calltypes": calltypes}, indent=1) + "\n")
+    facts["symcheck"] = symaudit.summary(audit, symchecked, calltypes)
     t0 = time.monotonic()
     userspace = fetch.userspace_root(opts.cache)
     initrd = initramfs.build(tree, out, userspace, opts.scenario, ldir, opts.cache,
@@ -61,7 +61,7 @@ def run_lttng(variant, tree, vdir, opts, series=None, kallsyms=None, prio=True):
                     "block_devices": len(truth["block_class"]),
                     "dirty_limit": truth["global_wb_domain"]["dirty_limit"]}
     rows = checks.compare(summary, guest, variant.lttng_lost, WHY, truth)
-    rows += tuple(symaudit.rows(audit, symchecked, kallsyms))
+    rows += tuple(symaudit.rows(audit, symchecked, kallsyms, calltypes))
     rows += coverage.rows(out, kallsyms, rows, variant.lttng_lost, summary["counts"])
     facts["check_s"] = round(time.monotonic() - t0, 1)
     bad = sum(c.disagrees for c in rows)

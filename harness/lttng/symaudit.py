@@ -3,16 +3,19 @@
 `symcheck audit --tree <build>/ko` lists what the modules resolve by name,
 following the resolver lttng-wrapper exports to the modules that hand it names;
 `symcheck check --tree <build>/ko <tree>` checks every import against the
-variant's tree. Rows:
+variant's tree; `symcheck calltypes --tree <build>/ko <tree>` compares the type
+each looked-up address is stored as with the kernel's DWARF. Rows:
   symcheck/by-name/<name>  each name the seed series covers: resolved by name
                            on a build with the kallsyms wrapper, by nothing on
                            one built with CONFIG_LTTNG_KALLSYMS=n (`exports`)
   symcheck/flagged         modules flagged: none without the wrapper's lookups
   symcheck/check           0 findings against the variant's tree
+  symcheck/calltypes       no by-name call whose type LTTng and the kernel disagree on
 """
 
 from ..build import symcheck
 from ..checks.model import Check
+from ..checks.symbols import calltypes_row
 
 # The names the seed series gives LTTng another way (export, tracepoint argument).
 COVERED = ("task_prio", "stack_trace_save_user", "get_pfnblock_flags_mask", "block_class",
@@ -20,11 +23,14 @@ COVERED = ("task_prio", "stack_trace_save_user", "get_pfnblock_flags_mask", "blo
 
 
 def read(build_dir, tree):
-    """symcheck's audit and check documents for the .ko files of `build_dir`."""
+    """symcheck's audit, check and calltypes (report shape) documents for the .ko files of
+    `build_dir`."""
     symcheck.ensure_built()
     ko = str(build_dir / "ko")
     return (symcheck.run_json(["audit", "--tree", ko]),
-            symcheck.run_json(["check", "-q", "--tree", ko, str(tree.src)]))
+            symcheck.run_json(["check", "-q", "--tree", ko, str(tree.src)]),
+            symcheck.calltypes_summary(symcheck.run_json(["calltypes", "--tree", ko,
+                                                          str(tree.src)])))
 
 
 def by_name(audit):
@@ -37,9 +43,10 @@ def by_name(audit):
     return out
 
 
-def rows(audit, check, kallsyms):
+def rows(audit, check, kallsyms, calltypes=None):
     """The lttng rows of symcheck's view of one LTTng build; `kallsyms`: the build
-    keeps the wrapper's lookups (False: CONFIG_LTTNG_KALLSYMS=n)."""
+    keeps the wrapper's lookups (False: CONFIG_LTTNG_KALLSYMS=n); `calltypes`: the
+    build's calltypes summary, one more row when given."""
     found = by_name(audit)
     expected = "by name" if kallsyms else "not by name"
     out = []
@@ -68,11 +75,16 @@ def rows(audit, check, kallsyms):
                      {"modules": len(check.get("modules", [])), "findings": findings[:10]},
                      None if total == 0 and not findings else
                      "LTTng's imports do not all match the variant's tree"))
+    if calltypes is not None:
+        out.append(calltypes_row("lttng", "symcheck/calltypes", calltypes))
     return out
 
 
-def summary(audit, check):
+def summary(audit, check, calltypes=None):
     """The report's facts: what symcheck saw in this build."""
-    return {"modules": len(audit.get("modules", [])), "flagged": sorted(audit.get("flagged", [])),
-            "by_name": {k: v for k, v in sorted(by_name(audit).items())},
-            "check_findings": check.get("findings_total", 0)}
+    out = {"modules": len(audit.get("modules", [])), "flagged": sorted(audit.get("flagged", [])),
+           "by_name": {k: v for k, v in sorted(by_name(audit).items())},
+           "check_findings": check.get("findings_total", 0)}
+    if calltypes is not None:
+        out["calltypes"] = calltypes
+    return out

@@ -107,6 +107,10 @@ LABELS.update({
                                   "of the LTTng .ko files on the host"),
     Source.SYMCHECK_CHECK: (FILE, "nothing at run time: symcheck compares the LTTng .ko imports "
                                   "with the tree's Module.symvers and vmlinux on the host"),
+    Source.SYMCHECK_CALLTYPES: (FILE, "nothing at run time: symcheck compares, on the host, the "
+                                      "DWARF type of each symbol in the tree's vmlinux with the "
+                                      "DWARF type of the variable the .ko stores its looked-up "
+                                      "address in"),
 })
 
 # (value kind, row kind, which rows of that kind)

@@ -3,7 +3,7 @@
 import json
 
 from ..checks import crossvariant, seeds
-from . import histograms, html, mdtables, oracles_md, timings
+from . import calltypes_md, histograms, html, mdtables, oracles_md, timings
 from .rows import fmt, kinds, label, of_variant, source_names, sources_text
 from ..oracles import labels
 from ..lttng import report as lttngreport
@@ -284,6 +284,7 @@ def markdown(report):
     _across(report, out)
     _migratetypes(report, out)
     lttngreport.markdown(report, out)
+    calltypes_md.markdown(report, out)
     _by_kind(report, out)
     out += oracles_md.markdown(report)
     _timings(report, out)
