@@ -142,6 +142,11 @@ def test_shipped_lttng_prio_context_is_one_classified_panic(tmp_path):
     assert "prio_record" in console
     assert console.count("Oops:") == 1
     assert "Kernel panic - not syncing" in console
+    # symcheck ran on the build before the boot: the shipped wrapper still calls
+    # get_pfnblock_flags_mask through a 4-parameter pointer (patch 0005 fixes it)
+    ct = json.loads((tmp_path / "lttng" / "symcheck.json").read_text())["calltypes"]
+    bad = {(i["module"], i["name"], i["problem"]) for i in ct["items"] if i["status"] == "mismatch"}
+    assert bad == {("lttng_wrapper", "get_pfnblock_flags_mask", "param-count")}, ct
 
 
 def test_make_run_includes_the_lttng_comparison(default_run):
