@@ -126,22 +126,80 @@ static bool is_qualifier(int tag)
     return tag == DW_TAG_const_type || tag == DW_TAG_volatile_type || tag == DW_TAG_restrict_type;
 }
 
+/* Strip typedefs and qualifiers from t in place; false when that reaches void. */
+static bool strip(Dwarf_Die *t)
+{
+    for (int i = 0; i < DEPTH_MAX; i++) {
+        int tag = dwarf_tag(t);
+        if (tag != DW_TAG_typedef && !is_qualifier(tag))
+            return true;
+        Dwarf_Die next;
+        if (!dw_die_type(t, &next))
+            return false;
+        *t = next;
+    }
+    return true;
+}
+
+static bool member_at(Dwarf_Die *holder, uint64_t delta, Dwarf_Die *out, char *path, size_t n, int depth);
+
+static bool struct_member_at(Dwarf_Die *t, uint64_t delta, Dwarf_Die *out, char *path, size_t n, int depth)
+{
+    Dwarf_Die c;
+    if (dwarf_child(t, &c) != 0)
+        return false;
+    do {
+        Dwarf_Attribute a;
+        Dwarf_Word off = 0, size = 0;
+        Dwarf_Die mt;
+        if (dwarf_tag(&c) != DW_TAG_member || !dw_die_type(&c, &mt) || dwarf_aggregate_size(&mt, &size) != 0)
+            continue;
+        if (dwarf_attr(&c, DW_AT_data_member_location, &a) && dwarf_formudata(&a, &off) != 0)
+            continue;   /* a location expression: not something a compiler emits for C */
+        if (delta < off || delta >= off + size)
+            continue;
+        const char *name = dwarf_diename(&c);
+        size_t l = strlen(path);
+        snprintf(path + l, n - l, ".%s", name ? name : "<anon>");
+        return member_at(&c, delta - off, out, path, n, depth + 1);
+    } while (dwarf_siblingof(&c, &c) == 0);
+    return false;
+}
+
+static bool member_at(Dwarf_Die *holder, uint64_t delta, Dwarf_Die *out, char *path, size_t n, int depth)
+{
+    Dwarf_Die t, et;
+    if (depth > DEPTH_MAX || !dw_die_type(holder, &t) || !strip(&t))
+        return false;
+    int tag = dwarf_tag(&t);
+    if (tag == DW_TAG_structure_type || tag == DW_TAG_union_type)
+        return struct_member_at(&t, delta, out, path, n, depth);
+    if (tag == DW_TAG_array_type) {
+        Dwarf_Word sz;
+        if (!dw_die_type(&t, &et) || dwarf_aggregate_size(&et, &sz) != 0 || sz == 0)
+            return false;
+        size_t l = strlen(path);
+        snprintf(path + l, n - l, "[%llu]", (unsigned long long)(delta / sz));
+        return member_at(&t, delta % sz, out, path, n, depth + 1);
+    }
+    if (delta != 0)
+        return false;
+    *out = *holder;
+    return true;
+}
+
+bool dwt_member_at(Dwarf_Die *var, uint64_t delta, Dwarf_Die *out, char *path, size_t pathlen)
+{
+    if (pathlen)
+        path[0] = 0;
+    return pathlen && member_at(var, delta, out, path, pathlen, 0);
+}
+
 /* The type of die with typedefs and qualifiers at its top removed (a parameter's own const does
  * not change the function's type). false for void. */
 static bool top_type(Dwarf_Die *die, Dwarf_Die *out)
 {
-    if (!dw_die_type(die, out))
-        return false;
-    for (int i = 0; i < DEPTH_MAX; i++) {
-        int tag = dwarf_tag(out);
-        if (tag != DW_TAG_typedef && !is_qualifier(tag))
-            return true;
-        Dwarf_Die next;
-        if (!dw_die_type(out, &next))
-            return false;
-        *out = next;
-    }
-    return true;
+    return dw_die_type(die, out) && strip(out);
 }
 
 static char *canon_top(Dwarf_Die *die, bool quals, int depth)
@@ -495,75 +553,6 @@ int dwt_find_variable(dwt_t *d, const char *name, uint64_t addr, Dwarf_Die *out)
         return 1;
     }
     return s.n_at > 1 || s.n_any > 1 ? 2 : 0;
-}
-
-/* Strip typedefs and qualifiers from t in place; false when that reaches void. */
-static bool strip(Dwarf_Die *t)
-{
-    for (int i = 0; i < DEPTH_MAX; i++) {
-        int tag = dwarf_tag(t);
-        if (tag != DW_TAG_typedef && !is_qualifier(tag))
-            return true;
-        Dwarf_Die next;
-        if (!dw_die_type(t, &next))
-            return false;
-        *t = next;
-    }
-    return true;
-}
-
-static bool member_at(Dwarf_Die *holder, uint64_t delta, Dwarf_Die *out, char *path, size_t n, int depth);
-
-static bool struct_member_at(Dwarf_Die *t, uint64_t delta, Dwarf_Die *out, char *path, size_t n, int depth)
-{
-    Dwarf_Die c;
-    if (dwarf_child(t, &c) != 0)
-        return false;
-    do {
-        Dwarf_Attribute a;
-        Dwarf_Word off = 0, size = 0;
-        Dwarf_Die mt;
-        if (dwarf_tag(&c) != DW_TAG_member || !dw_die_type(&c, &mt) || dwarf_aggregate_size(&mt, &size) != 0)
-            continue;
-        if (dwarf_attr(&c, DW_AT_data_member_location, &a) && dwarf_formudata(&a, &off) != 0)
-            continue;   /* a location expression: not something a compiler emits for C */
-        if (delta < off || delta >= off + size)
-            continue;
-        const char *name = dwarf_diename(&c);
-        size_t l = strlen(path);
-        snprintf(path + l, n - l, ".%s", name ? name : "<anon>");
-        return member_at(&c, delta - off, out, path, n, depth + 1);
-    } while (dwarf_siblingof(&c, &c) == 0);
-    return false;
-}
-
-static bool member_at(Dwarf_Die *holder, uint64_t delta, Dwarf_Die *out, char *path, size_t n, int depth)
-{
-    Dwarf_Die t, et;
-    if (depth > DEPTH_MAX || !dw_die_type(holder, &t) || !strip(&t))
-        return false;
-    int tag = dwarf_tag(&t);
-    if (tag == DW_TAG_structure_type || tag == DW_TAG_union_type)
-        return struct_member_at(&t, delta, out, path, n, depth);
-    if (tag == DW_TAG_array_type) {
-        Dwarf_Word sz;
-        if (!dw_die_type(&t, &et) || dwarf_aggregate_size(&et, &sz) != 0 || sz == 0)
-            return false;
-        size_t l = strlen(path);
-        snprintf(path + l, n - l, "[%llu]", (unsigned long long)(delta / sz));
-        return member_at(&t, delta % sz, out, path, n, depth + 1);
-    }
-    if (delta != 0)
-        return false;
-    *out = *holder;
-    return true;
-}
-
-bool dwt_member_at(Dwarf_Die *var, uint64_t delta, Dwarf_Die *out, char *path, size_t pathlen)
-{
-    if (pathlen)
-        path[0] = 0;
-    return pathlen && member_at(var, delta, out, path, pathlen, 0);
 }
 
 int dwt_receiver(Dwarf_Die *var, dwt_entity_t *e)
