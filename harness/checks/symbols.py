@@ -6,6 +6,7 @@ Oracles: gdb's address from vmlinux (with the KASLR slide) and /proc/kallsyms
 the tree on the host.
 """
 
+from ..build import symcheck
 from .enums import Source
 from .model import Check, hex_text
 
@@ -40,9 +41,8 @@ def calltypes_row(kind, key, calltypes):
     harness.build.symcheck.calltypes_summary's shape."""
     bad = [f"{i['module']} {i['name']}: {i['problem']} ({i.get('detail')})"
            for i in calltypes.get("items", []) if i["status"] == "mismatch"]
-    counts = ", ".join(f"{calltypes.get(k, 0)} {k}"
-                       for k in ("match", "qualifiers", "mismatch", "unchecked"))
-    return Check(kind, key, {Source.SYMCHECK_CALLTYPES: counts, Source.EXPECTED: "0 mismatch"},
+    return Check(kind, key, {Source.SYMCHECK_CALLTYPES: symcheck.calltypes_text(calltypes),
+                             Source.EXPECTED: "0 mismatch"},
                  not bad and calltypes.get("mismatch", 0) == 0,
                  info={"mismatches": bad[:10]},
                  label="call types of by-name resolutions",

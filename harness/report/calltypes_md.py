@@ -3,6 +3,7 @@
 `symcheck.calltypes` and `lttng.symcheck.calltypes` of report.json)."""
 
 from . import mdtables
+from ..build.symcheck import CALLTYPE_COUNTS
 
 HEAD = ["variant", "build", "module", "name", "status", "receiver", "kernel declares",
         "module uses"]
@@ -29,7 +30,7 @@ def markdown(report, out):
     rows, totals = [], {}
     for name, v in report.get("variants", {}).items():
         for build, ct in builds(v):
-            for k in ("match", "qualifiers", "mismatch", "unchecked"):
+            for k in CALLTYPE_COUNTS:
                 totals[k] = totals.get(k, 0) + ct.get(k, 0)
             rows += [[name, build, i.get("module"), f"`{i['name']}`", _status(i), i.get("receiver"),
                       i.get("kernel_type"), i.get("module_type")] for i in ct.get("items", [])]
