@@ -1,5 +1,8 @@
 """Debian's LTTng packages, downloaded with `apt-get download` and unpacked with
-`dpkg -x` into the cache: never installed on the host."""
+`dpkg -x` into the cache: never installed on the host.
+
+lttng-modules comes in the versions of RELEASES, each pinned (archive.py): a
+variant names one in its [lttng] table (`version`)."""
 
 import fcntl
 import hashlib
@@ -11,9 +14,20 @@ from pathlib import Path
 from ..errors import HarnessError
 from ..proc import run_logged
 from ..progress import say
+from .archive import Pin, download
 
 MODULES_PACKAGE = "lttng-modules-dkms"
-MODULES_VERSION = "2.13.9"
+# LTTng version -> the pinned .deb of its source (sha256 from the suite's Packages index)
+RELEASES = {
+    # Debian 12's shipped tracer, from the host's own apt
+    "2.13.9": Pin(MODULES_PACKAGE, "2.13.9-1+deb12u1",
+                  "385d40aa872c30a76d49d14be564d8043d92e929d56e9172ef22ff2082bb356d"),
+    # Debian 13's: the first of Debian's LTTng releases that builds on 6.12
+    "2.13.18": Pin(MODULES_PACKAGE, "2.13.18-1+deb13u1",
+                   "2ed7e853b8c01d67335d6c8659f245741dffd5379318559b3f2abeb6e2723eb8",
+                   suite="trixie"),
+}
+DEFAULT_VERSION = "2.13.9"
 # lttng-tools and the closure of the shared libraries its three programs link
 # (readelf NEEDED, resolved inside the unpacked tree: see guestroot.py).
 USERSPACE_PACKAGES = (
@@ -27,9 +41,9 @@ def _key(packages):
     return hashlib.sha256("\n".join(packages).encode()).hexdigest()[:16]
 
 
-def _unpacked(cache, what, packages):
-    """Download `packages` and unpack them all into one root; cached by the list."""
-    key = _key(packages)
+def _unpacked(cache, what, key, fetch):
+    """One root with the packages `fetch(debs_dir, log)` downloads (a list of .deb)
+    unpacked into it; cached by `what` and `key`."""
     out = Path(cache) / "lttng" / "debs" / f"{what}-{key}"
     done = out / "done"
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -40,13 +54,7 @@ def _unpacked(cache, what, packages):
         if out.exists():
             shutil.rmtree(out)
         (out / "debs").mkdir(parents=True)
-        say("lttng", f"apt-get download {' '.join(packages)}")
-        run_logged("lttng", ["apt-get", "download", *packages], out / "download.log",
-                   cwd=out / "debs")
-        debs = sorted((out / "debs").glob("*.deb"))
-        if len(debs) != len(packages):
-            raise HarnessError("lttng", f"apt-get download gave {len(debs)} packages for "
-                               f"{len(packages)} names", out / "download.log")
+        debs = fetch(out / "debs", out / "download.log")
         (out / "root").mkdir()
         for deb in debs:
             p = subprocess.run(["dpkg", "-x", str(deb), str(out / "root")],
@@ -59,19 +67,38 @@ def _unpacked(cache, what, packages):
         return out / "root"
 
 
-def modules_source(cache):
-    """The unpacked lttng-modules source directory."""
-    root = _unpacked(cache, "modules", (MODULES_PACKAGE,))
-    src = root / "usr" / "src" / f"lttng-modules-{MODULES_VERSION}"
+def _host_packages(packages):
+    """A fetch of `packages` (unpinned names) from the host's apt."""
+    def fetch(debs_dir, log):
+        say("lttng", f"apt-get download {' '.join(packages)}")
+        run_logged("lttng", ["apt-get", "download", *packages], log, cwd=debs_dir)
+        debs = sorted(debs_dir.glob("*.deb"))
+        if len(debs) != len(packages):
+            raise HarnessError("lttng", f"apt-get download gave {len(debs)} packages for "
+                               f"{len(packages)} names", log)
+        return debs
+    return fetch
+
+
+def modules_source(cache, version=DEFAULT_VERSION):
+    """The unpacked lttng-modules `version` source directory."""
+    if version not in RELEASES:
+        raise HarnessError("lttng", f"no pinned lttng-modules {version} "
+                                    f"(known: {', '.join(RELEASES)})")
+    pin = RELEASES[version]
+    root = _unpacked(cache, "modules", _key((pin.spec, pin.sha256, pin.suite)),
+                     lambda debs_dir, log: [download(pin, cache, debs_dir, log)])
+    src = root / "usr" / "src" / f"lttng-modules-{version}"
     if not (src / "Makefile").is_file():
-        raise HarnessError("lttng", f"{src}: no lttng-modules {MODULES_VERSION} source "
-                           f"in {MODULES_PACKAGE} (another version in the archive?)")
+        raise HarnessError("lttng", f"{src}: no lttng-modules {version} source "
+                           f"in {pin.package} {pin.version}")
     return src
 
 
 def userspace_root(cache):
     """The unpacked root of lttng-tools and the libraries it links."""
-    return _unpacked(cache, "userspace", USERSPACE_PACKAGES)
+    return _unpacked(cache, "userspace", _key(USERSPACE_PACKAGES),
+                     _host_packages(USERSPACE_PACKAGES))
 
 
 def digest_tree(root):

@@ -1,0 +1,157 @@
+"""Pinned Debian packages, downloaded with `apt-get download`, never installed.
+
+A package of the host's own suite (Debian 12) comes through the host's apt. A
+package of another suite (trixie's LTTng) comes through a private apt
+configuration kept under the cache, <cache>/apt/<suite>/: its own sources list,
+state, cache and (empty) parts directories, read by apt-get through APT_CONFIG,
+and bookworm's archive keyring (which also signs trixie's index). Nothing under
+/etc is changed. Every download is pinned by version and checked against the
+pinned sha256."""
+
+import fcntl
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..build.digest import file_digest
+from ..errors import HarnessError
+from ..proc import run_logged
+from ..progress import say
+
+MIRROR = "http://deb.debian.org/debian"
+KEYRING = Path("/usr/share/keyrings/debian-archive-keyring.gpg")
+
+
+@dataclass(frozen=True)
+class Pin:
+    """One package at one version, with the sha256 of its .deb."""
+    package: str
+    version: str        # Debian's version, e.g. 2.13.18-1+deb13u1
+    sha256: str
+    suite: str = ""     # "": the host's own apt; else a private configuration for it
+
+    @property
+    def spec(self):
+        return f"{self.package}={self.version}"
+
+    @property
+    def where(self):
+        return f"{self.suite}'s archive ({MIRROR})" if self.suite else "the host's apt sources"
+
+
+def apt_conf(root):
+    """apt.conf of the private configuration rooted at `root`."""
+    return "\n".join([
+        f'Dir::Etc "{root}/etc";',
+        f'Dir::Etc::sourcelist "{root}/etc/sources.list";',
+        f'Dir::Etc::sourceparts "{root}/etc/sources.list.d";',
+        f'Dir::Etc::parts "{root}/etc/apt.conf.d";',
+        f'Dir::Etc::preferences "{root}/etc/preferences";',
+        f'Dir::Etc::preferencesparts "{root}/etc/preferences.d";',
+        f'Dir::State "{root}/state";',
+        f'Dir::State::status "{root}/state/status";',
+        f'Dir::Cache "{root}/cache";',
+        'APT::Architecture "amd64";',
+        'APT::Architectures { "amd64"; };',
+        'Acquire::Languages "none";',
+        # the files land in the cache, which apt's sandbox user may not write
+        'APT::Sandbox::User "root";',
+    ]) + "\n"
+
+
+def sources_list(suite, mirror=MIRROR, keyring=KEYRING):
+    """Its sources: the suite's binaries and sources, signed by `keyring`."""
+    return (f"# {suite}, for ksymlab only (harness/lttng/archive.py)\n"
+            f"deb [signed-by={keyring}] {mirror} {suite} main\n"
+            f"deb-src [signed-by={keyring}] {mirror} {suite} main\n")
+
+
+class PrivateApt:
+    """The private apt configuration of one suite under <cache>/apt/<suite>."""
+
+    def __init__(self, cache, suite):
+        self.suite = suite
+        self.root = Path(cache) / "apt" / suite
+
+    def _setup(self):
+        r = self.root
+        for d in ("etc/apt.conf.d", "etc/sources.list.d", "etc/preferences.d",
+                  "state/lists/partial", "cache/archives/partial"):
+            (r / d).mkdir(parents=True, exist_ok=True)
+        (r / "state" / "status").touch()
+        (r / "apt.conf").write_text(apt_conf(r))
+        (r / "etc" / "sources.list").write_text(sources_list(self.suite))
+
+    def env(self):
+        return {**os.environ, "APT_CONFIG": str(self.root / "apt.conf")}
+
+    def has_lists(self):
+        return any((self.root / "state" / "lists").glob("*_Packages*"))
+
+    def update(self, log):
+        if not KEYRING.is_file():
+            raise HarnessError("lttng", f"{KEYRING} missing: install debian-archive-keyring")
+        say("lttng", f"apt-get update of {self.suite} (private configuration {self.root})")
+        run_logged("lttng", ["apt-get", "update"], log, env=self.env())
+
+    def versions(self, package):
+        """The versions of `package` this configuration's index knows."""
+        p = subprocess.run(["apt-cache", "madison", package], capture_output=True, text=True,
+                           env=self.env())
+        return sorted({line.split("|")[1].strip() for line in p.stdout.splitlines()
+                       if line.count("|") >= 2 and "Packages" in line})
+
+
+def host_versions(package):
+    p = subprocess.run(["apt-cache", "madison", package], capture_output=True, text=True)
+    return sorted({line.split("|")[1].strip() for line in p.stdout.splitlines()
+                   if line.count("|") >= 2 and "Packages" in line})
+
+
+def download(pin, cache, dest, log):
+    """Download `pin` into `dest`; return the checked .deb. One HarnessError line when
+    the archive no longer has the version or the file is not the pinned one."""
+    dest = Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    apt = PrivateApt(cache, pin.suite) if pin.suite else None
+    argv = ["apt-get", "download", pin.spec]
+    say("lttng", f"apt-get download {pin.spec} from {pin.where}")
+    if apt:
+        apt.root.mkdir(parents=True, exist_ok=True)
+        with open(apt.root.parent / f"{pin.suite}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            apt._setup()
+            if not apt.has_lists():
+                apt.update(log)
+            ok = _try(argv, dest, log, apt.env())
+            if not ok:
+                apt.update(log)          # the lists may be older than the archive
+                ok = _try(argv, dest, log, apt.env())
+            known = None if ok else apt.versions(pin.package)
+    else:
+        ok = _try(argv, dest, log, None)
+        known = None if ok else host_versions(pin.package)
+    if not ok:
+        has = ", ".join(known) if known else "no version at all"
+        raise HarnessError("lttng", f"{pin.where} no longer has {pin.package} {pin.version} "
+                                    f"(it has: {has}); pin another version in "
+                                    f"harness/lttng/fetch.py", log)
+    name = f"{pin.package}_{pin.version.split(':')[-1]}_"
+    debs = [d for d in dest.glob("*.deb") if d.name.startswith(name)]
+    if len(debs) != 1:
+        raise HarnessError("lttng", f"apt-get download {pin.spec} left {len(debs)} matching "
+                                    f".deb files in {dest}", log)
+    got = file_digest(debs[0])
+    if got != pin.sha256:
+        raise HarnessError("lttng", f"{debs[0].name}: sha256 {got} is not the pinned "
+                                    f"{pin.sha256}", log)
+    return debs[0]
+
+
+def _try(argv, cwd, log, env):
+    try:
+        run_logged("lttng", argv, log, cwd=cwd, env=env)
+        return True
+    except HarnessError:
+        return False

@@ -1,0 +1,122 @@
+"""Pinned LTTng sources (harness/lttng/archive.py, fetch.py): the private apt
+configuration of another suite, and the one line a missing version or a wrong
+file gives. apt-get and apt-cache are replaced by a stand-in on PATH that plays
+an archive (no network); the real archive is exercised by the 6.12 LTTng e2e
+test."""
+
+import hashlib
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from harness.errors import HarnessError
+from harness.lttng import archive, fetch
+
+# The stand-in: `apt-get update` records the call, `apt-get download P=V` writes
+# P_V_all.deb with the bytes of $FAKE_DEB_BYTES when V is $FAKE_HAS, else fails as
+# apt does; `apt-cache madison P` lists $FAKE_HAS. Every call is logged with the
+# APT_CONFIG it saw.
+FAKE_APT = r"""#!/bin/sh
+echo "$(basename "$0") $* APT_CONFIG=${APT_CONFIG:-}" >> "$FAKE_LOG"
+case "$(basename "$0") $1" in
+"apt-get update") exit 0 ;;
+"apt-get download")
+    pkg=${2%%=*}; ver=${2#*=}
+    if [ "$ver" = "$FAKE_HAS" ]; then printf '%s' "$FAKE_DEB_BYTES" > "${pkg}_${ver}_all.deb"; exit 0; fi
+    echo "E: Version '$ver' for '$pkg' was not found"; exit 100 ;;
+"apt-cache madison")
+    echo " $2 | $FAKE_HAS | http://deb.debian.org/debian trixie/main amd64 Packages"
+    echo " $2 | $FAKE_HAS | http://deb.debian.org/debian trixie/main Sources" ;;
+esac
+"""
+
+
+@pytest.fixture
+def fake_apt(tmp_path, monkeypatch):
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    for name in ("apt-get", "apt-cache"):
+        f = bindir / name
+        f.write_text(FAKE_APT)
+        f.chmod(f.stat().st_mode | stat.S_IXUSR)
+    log = tmp_path / "calls.log"
+    monkeypatch.setenv("PATH", f"{bindir}:{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_LOG", str(log))
+    monkeypatch.setenv("FAKE_DEB_BYTES", "a deb")
+    return log
+
+
+def pin(version="2.13.18-1+deb13u1", data=b"a deb", suite="trixie"):
+    return archive.Pin("lttng-modules-dkms", version, hashlib.sha256(data).hexdigest(), suite)
+
+
+def test_private_configuration_lives_under_the_cache_and_names_the_keyring(tmp_path):
+    root = tmp_path / "apt" / "trixie"
+    conf = archive.apt_conf(root)
+    for key in ("Dir::Etc", "Dir::Etc::sourcelist", "Dir::Etc::parts", "Dir::State",
+                "Dir::State::status", "Dir::Cache"):
+        (line,) = [x for x in conf.splitlines() if x.startswith(f'{key} "')]
+        assert f'"{root}/' in line, line          # nothing of the host's /etc/apt or /var
+    src = archive.sources_list("trixie").splitlines()
+    assert f"deb [signed-by={archive.KEYRING}] {archive.MIRROR} trixie main" in src
+    assert f"deb-src [signed-by={archive.KEYRING}] {archive.MIRROR} trixie main" in src
+
+
+def test_download_through_the_private_configuration(tmp_path, fake_apt, monkeypatch):
+    monkeypatch.setenv("FAKE_HAS", "2.13.18-1+deb13u1")
+    deb = archive.download(pin(), tmp_path / "cache", tmp_path / "debs", tmp_path / "dl.log")
+    assert deb.read_bytes() == b"a deb"
+    root = tmp_path / "cache" / "apt" / "trixie"
+    calls = fake_apt.read_text().splitlines()
+    # the lists were fetched once (none before), and every call saw the private config
+    assert [c.split(" APT_CONFIG=")[0] for c in calls] == \
+        ["apt-get update", "apt-get download lttng-modules-dkms=2.13.18-1+deb13u1"]
+    assert all(c.endswith(f"APT_CONFIG={root}/apt.conf") for c in calls)
+    assert (root / "etc" / "sources.list").read_text() == archive.sources_list("trixie")
+    assert (root / "state" / "status").read_text() == ""
+
+
+def test_a_version_the_archive_no_longer_has_is_one_line(tmp_path, fake_apt, monkeypatch):
+    monkeypatch.setenv("FAKE_HAS", "2.13.18-1+deb13u2")
+    with pytest.raises(HarnessError) as e:
+        archive.download(pin(), tmp_path / "cache", tmp_path / "debs", tmp_path / "dl.log")
+    line = e.value.one_line()
+    assert "\n" not in line and e.value.exit_status == 23
+    assert "trixie's archive" in line and "no longer has lttng-modules-dkms " \
+        "2.13.18-1+deb13u1 (it has: 2.13.18-1+deb13u2)" in line
+    # the lists were refreshed once before giving up (they may have been stale)
+    calls = [c.split(" APT_CONFIG=")[0] for c in fake_apt.read_text().splitlines()]
+    assert calls.count("apt-get update") == 2
+
+
+def test_a_file_that_is_not_the_pinned_one_is_refused(tmp_path, fake_apt, monkeypatch):
+    monkeypatch.setenv("FAKE_HAS", "2.13.18-1+deb13u1")
+    monkeypatch.setenv("FAKE_DEB_BYTES", "a doctored deb")
+    with pytest.raises(HarnessError) as e:
+        archive.download(pin(), tmp_path / "cache", tmp_path / "debs", tmp_path / "dl.log")
+    want = hashlib.sha256(b"a deb").hexdigest()
+    assert f"is not the pinned {want}" in e.value.one_line()
+
+
+def test_host_suite_uses_the_hosts_apt(tmp_path, fake_apt, monkeypatch):
+    monkeypatch.setenv("FAKE_HAS", "2.13.9-1+deb12u1")
+    deb = archive.download(pin("2.13.9-1+deb12u1", suite=""), tmp_path / "cache",
+                           tmp_path / "debs", tmp_path / "dl.log")
+    assert deb.name == "lttng-modules-dkms_2.13.9-1+deb12u1_all.deb"
+    assert fake_apt.read_text().splitlines() == \
+        ["apt-get download lttng-modules-dkms=2.13.9-1+deb12u1 APT_CONFIG="]
+    assert not (tmp_path / "cache" / "apt").exists()
+
+
+def test_an_unknown_release_is_one_line(tmp_path):
+    with pytest.raises(HarnessError) as e:
+        fetch.modules_source(tmp_path, "2.13.99")
+    assert "no pinned lttng-modules 2.13.99 (known: 2.13.9, 2.13.18)" in e.value.one_line()
+
+
+def test_every_release_is_pinned_by_a_sha256():
+    for version, p in fetch.RELEASES.items():
+        assert p.version.startswith(version + "-")
+        assert len(p.sha256) == 64 and int(p.sha256, 16) >= 0
