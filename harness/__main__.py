@@ -155,8 +155,10 @@ def _variants(args):
     opts = RunOptions.from_env(variant_files=args.variant_file)
     for v in opts.known_variants().values():
         mark = "*" if v.default else " "
-        print(f"{mark} {v.name:16} {v.kernel_line:5} {v.module_mode:8} {v.source}")
-    print("(* = compared by default on its kernel line)")
+        lttng = f"lttng {v.lttng_version}" if v.lttng_series else "-"
+        print(f"{mark} {v.name:16} {v.kernel_line:5} {v.module_mode:8} {lttng:13} {v.source}")
+    print("(* = compared by default on its kernel line; lttng: the LTTng release its "
+          "LTTng boot builds)")
     return 0
 
 

@@ -23,6 +23,7 @@ from typing import Optional
 
 from .. import paths
 from ..errors import HarnessError
+from ..lttng.fetch import DEFAULT_VERSION as DEFAULT_LTTNG, RELEASES as LTTNG_RELEASES
 
 BUILTIN_DIR = paths.REPO / "variants"
 MODES = ("exports", "kallsyms", "kprobe")
@@ -57,6 +58,7 @@ class Variant:
     lttng_series: str = ""
     lttng_kallsyms: bool = True           # False: built with CONFIG_LTTNG_KALLSYMS=n
     lttng_lost: tuple = ()                # LTTng features expected to be lost here
+    lttng_version: str = DEFAULT_LTTNG    # lttng-modules release (harness/lttng/fetch.py)
 
     @property
     def series_dir(self):
@@ -95,7 +97,8 @@ SCHEMA = {
                "fragments": (list, True)}, True),
     "expect": ({"bpf_max_arg": (int, True), "domain_arg": (bool, True),
                 "degraded": (list, False), "seeds": (list, False)}, True),
-    "lttng": ({"patches": (str, True), "kallsyms": (bool, False), "lost": (list, False)}, False),
+    "lttng": ({"patches": (str, True), "kallsyms": (bool, False), "lost": (list, False),
+               "version": (str, False)}, False),
 }
 LTTNG_FEATURES = ("prio", "callstack_user", "statedump_block", "writeback", "kmem")
 
@@ -200,8 +203,12 @@ def _lttng(f, table):
     bad = [x for x in table.get("lost", []) if x not in LTTNG_FEATURES]
     if bad:
         raise f.error(f"lost {bad!r}: not among {', '.join(LTTNG_FEATURES)}", "lttng", "lost")
+    version = table.get("version", DEFAULT_LTTNG)
+    if version not in LTTNG_RELEASES:
+        raise f.error(f"version {version!r}: no pinned lttng-modules release of that version "
+                      f"(known: {', '.join(LTTNG_RELEASES)})", "lttng", "version")
     return {"lttng_series": table["patches"], "lttng_kallsyms": table.get("kallsyms", True),
-            "lttng_lost": tuple(table.get("lost", ()))}
+            "lttng_lost": tuple(table.get("lost", ())), "lttng_version": version}
 
 
 def builtin_dir():

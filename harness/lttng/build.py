@@ -18,7 +18,8 @@ LTTNG_PATCHES = paths.REPO / "patches" / "lttng"
 
 
 def series(name, root=None):
-    """The patch files of patches/lttng/<name>.series, in order."""
+    """The patch files of patches/lttng/<name>.series, in order; a series of another
+    LTTng release lives in its own folder (e.g. "2.13.18/exports"), its patches beside it."""
     root = Path(root or LTTNG_PATCHES)
     f = root / f"{name}.series"
     if not f.is_file():
@@ -27,7 +28,7 @@ def series(name, root=None):
     for raw in f.read_text().splitlines():
         line = raw.split("#", 1)[0].strip()
         if line:
-            p = root / line
+            p = f.parent / line
             if not p.is_file():
                 raise HarnessError("lttng", f"{f}: {line}: patch not found")
             out.append(p)
@@ -59,10 +60,11 @@ def _beat(log):
     say("lttng", f"build: {n} objects so far")
 
 
-def build(tree, series_name, cache, kallsyms=True, patches_root=None):
-    """Return the build directory: ko/ (with debug info), stage/ (stripped .ko under
-    lib/modules/<release>/extra and depmod's files), build.log."""
-    src = fetch.modules_source(cache)
+def build(tree, series_name, cache, kallsyms=True, patches_root=None,
+          version=fetch.DEFAULT_VERSION):
+    """Return the build directory of lttng-modules `version`: ko/ (with debug info), stage/
+    (stripped .ko under lib/modules/<release>/extra and depmod's files), build.log."""
+    src = fetch.modules_source(cache, version)
     digest_file = src.parent / f"{src.name}.digest"
     if not digest_file.exists():
         digest_file.write_text(fetch.digest_tree(src) + "\n")
@@ -88,7 +90,7 @@ def build(tree, series_name, cache, kallsyms=True, patches_root=None):
         argv = ["make", "-j2", f"KERNELDIR={tree.src}"]
         if not kallsyms:
             argv.append("CONFIG_LTTNG_KALLSYMS=n")
-        say("lttng", f"{tree.variant}: building LTTng {fetch.MODULES_VERSION} "
+        say("lttng", f"{tree.variant}: building LTTng {version} "
                      f"(series {series_name}, kallsyms={'on' if kallsyms else 'off'}) in {work}")
         t0 = time.monotonic()
         run_logged("lttng", argv, log, cwd=work, beat=_beat, beat_every=30)
@@ -106,7 +108,8 @@ def build(tree, series_name, cache, kallsyms=True, patches_root=None):
         stage(out, tree)
         shutil.rmtree(work)         # 46 MB of objects; the .ko stay in ko/
         secs = round(time.monotonic() - t0, 1)
-        (out / "facts").write_text(f"series={series_name}\nkallsyms={kallsyms}\n"
+        (out / "facts").write_text(f"version={version}\nseries={series_name}\n"
+                                   f"kallsyms={kallsyms}\n"
                                    f"tree={tree.key}\nrelease={release}\nkos={len(kos)}\n"
                                    f"build_seconds={secs}\n")
         (out / "done").write_text(key + "\n")
@@ -155,6 +158,7 @@ def publish(out, cache, variant):
     <cache>/lttng/by-variant/<variant> -> the build directory."""
     d = Path(cache) / "lttng" / "by-variant"
     d.mkdir(parents=True, exist_ok=True)
+    variant = variant.replace("/", "-")     # a series of another release: "2.13.18/exports"
     link = d / variant
     tmp = d / f".{variant}.tmp"
     if tmp.is_symlink() or tmp.exists():

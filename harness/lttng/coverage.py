@@ -33,6 +33,10 @@ NAMES = {
     "global_dirty_limit": (None, "writeback (< 4.2)"),
     "get_pageblock_flags_mask": (None, "kmem (Ubuntu 3.13)"),
 }
+# Names a later release no longer looks up at all (release -> name -> why).
+NOT_LOOKED_UP = {
+    "2.13.18": {"task_prio": "inlined as p->prio - MAX_RT_PRIO since v2.13.11 (7f1fa63204f0)"},
+}
 # A feature row's key prefix in checks.py.
 FEATURE_ROWS = {"prio": "prio/", "callstack_user": "ustack/", "kmem": "kmem/",
                 "writeback": "writeback/", "statedump_block": "blockdev/"}
@@ -73,8 +77,8 @@ def _undefined(ko):
     return {line.split()[-1] for line in p.stdout.splitlines() if line.strip()}
 
 
-def how(build_dir, kallsyms):
-    """name -> how this build of LTTng gets it (from its .ko files)."""
+def how(build_dir, kallsyms, version="2.13.9"):
+    """name -> how this build of LTTng `version` gets it (from its .ko files)."""
     kos = sorted(Path(build_dir, "ko").glob("*.ko"))
     imported, named = set(), set()
     for ko in kos:
@@ -82,6 +86,7 @@ def how(build_dir, kallsyms):
         strings = _strings(ko)
         named |= {n for n in NAMES if n.encode() in strings}
     out = {}
+    gone = NOT_LOOKED_UP.get(version, {})
     for name in NAMES:
         if name in imported:
             out[name] = "export"
@@ -91,6 +96,8 @@ def how(build_dir, kallsyms):
             out[name] = "export (gendisk_device_type())"
         elif name == "global_wb_domain" and name not in named:
             out[name] = "tracepoint argument"
+        elif name in gone and name not in named:
+            out[name] = f"not looked up: {gone[name]}"
         elif name in named:
             out[name] = "kprobe trick (kallsyms_lookup_name)" if kallsyms else \
                 "not available (wrapper built without lookups)"
@@ -99,10 +106,10 @@ def how(build_dir, kallsyms):
     return out
 
 
-def rows(build_dir, kallsyms, checks, lost=(), counts=None):
+def rows(build_dir, kallsyms, checks, lost=(), counts=None, version="2.13.9"):
     """One lttng-coverage row per name: how, and the feature's runtime status.
     A feature written "@event" is shown by that event's count in the trace."""
-    methods = how(build_dir, kallsyms)
+    methods = how(build_dir, kallsyms, version)
     out = []
     for name, (feature, words) in NAMES.items():
         if feature is None:

@@ -4,12 +4,13 @@ run_lttng() raises HarnessError for a failed step (a guest panic among them);
 rows_or_failure() turns that into one failed lttng:boot row so the probe-module
 results of the same variant stay in the report."""
 
+import dataclasses
 import json
 import shutil
 import time
 from pathlib import Path
 
-from ..checks.model import Check
+from ..checks.model import Check, frozen
 from ..errors import HarnessError
 from ..progress import say
 from . import build as lbuild
@@ -30,9 +31,10 @@ def run_lttng(variant, tree, vdir, opts, series=None, kallsyms=None, prio=True):
     kallsyms = variant.lttng_kallsyms if kallsyms is None else kallsyms
     ldir = Path(vdir) / "lttng"
     ldir.mkdir(parents=True, exist_ok=True)
-    facts = {"series": series, "kallsyms": kallsyms}
+    facts = {"version": variant.lttng_version, "series": series, "kallsyms": kallsyms}
     t0 = time.monotonic()
-    out = lbuild.build(tree, series, opts.cache, kallsyms=kallsyms)
+    out = lbuild.build(tree, series, opts.cache, kallsyms=kallsyms,
+                       version=variant.lttng_version)
     facts["build_dir"] = str(out)
     facts["published"] = str(lbuild.publish(out, opts.cache, f"{variant.name}-{series}"))
     shutil.copy2(out / "build.log", ldir / "build.log")
@@ -61,13 +63,21 @@ def run_lttng(variant, tree, vdir, opts, series=None, kallsyms=None, prio=True):
                     "block_devices": len(truth["block_class"]),
                     "dirty_limit": truth["global_wb_domain"]["dirty_limit"]}
     rows = checks.compare(summary, guest, variant.lttng_lost, WHY, truth)
-    rows += tuple(symaudit.rows(audit, symchecked, kallsyms, calltypes))
-    rows += coverage.rows(out, kallsyms, rows, variant.lttng_lost, summary["counts"])
+    rows += tuple(symaudit.rows(audit, symchecked, kallsyms, calltypes, variant.lttng_version))
+    rows += coverage.rows(out, kallsyms, rows, variant.lttng_lost, summary["counts"],
+                          variant.lttng_version)
     facts["check_s"] = round(time.monotonic() - t0, 1)
+    rows = with_version(rows, variant.lttng_version)
     bad = sum(c.disagrees for c in rows)
     say("lttng", f"{variant.name}: {len(rows)} LTTng rows, {bad} disagree; "
                  f"trace {facts['trace_bytes'] // 1024} KiB")
     return rows, facts
+
+
+def with_version(rows, version):
+    """The rows, each naming the LTTng release it judged (info["lttng_version"])."""
+    return tuple(dataclasses.replace(c, info=frozen({**c.info, "lttng_version": version}))
+                 for c in rows)
 
 
 def rows_or_failure(variant, tree, vdir, opts):
@@ -80,6 +90,8 @@ def rows_or_failure(variant, tree, vdir, opts):
         row = Check("lttng", "boot", {"lttng": err.step}, False,
                     {"message": err.message, "log": str(err.log) if err.log else None,
                      "excerpt": err.excerpt}, f"the LTTng step failed: {err.step}")
-        return (row,), {"error": err.step, "wall_s": round(time.monotonic() - t0, 1)}
+        return with_version((row,), variant.lttng_version), \
+            {"version": variant.lttng_version, "error": err.step,
+             "wall_s": round(time.monotonic() - t0, 1)}
     facts["wall_s"] = round(time.monotonic() - t0, 1)
     return rows, facts

@@ -7,7 +7,9 @@ variant's tree; `symcheck calltypes --tree <build>/ko <tree>` compares the type
 each looked-up address is stored as with the kernel's DWARF. Rows:
   symcheck/by-name/<name>  each name the seed series covers: resolved by name
                            on a build with the kallsyms wrapper, by nothing on
-                           one built with CONFIG_LTTNG_KALLSYMS=n (`exports`)
+                           one built with CONFIG_LTTNG_KALLSYMS=n (`exports`),
+                           nor by a release that no longer looks it up
+                           (coverage.NOT_LOOKED_UP: task_prio in 2.13.18)
   symcheck/flagged         modules flagged: none without the wrapper's lookups
   symcheck/check           0 findings against the variant's tree
   symcheck/calltypes       no by-name call whose type LTTng and the kernel disagree on
@@ -16,6 +18,7 @@ each looked-up address is stored as with the kernel's DWARF. Rows:
 from ..build import symcheck
 from ..checks.model import Check
 from ..checks.symbols import calltypes_row
+from .coverage import NOT_LOOKED_UP
 
 # The names the seed series gives LTTng another way (export, tracepoint argument).
 COVERED = ("task_prio", "stack_trace_save_user", "get_pfnblock_flags_mask", "block_class",
@@ -43,23 +46,30 @@ def by_name(audit):
     return out
 
 
-def rows(audit, check, kallsyms, calltypes=None):
-    """The lttng rows of symcheck's view of one LTTng build; `kallsyms`: the build
-    keeps the wrapper's lookups (False: CONFIG_LTTNG_KALLSYMS=n); `calltypes`: the
-    build's calltypes summary, one more row when given."""
+def rows(audit, check, kallsyms, calltypes=None, version="2.13.9"):
+    """The lttng rows of symcheck's view of one build of LTTng `version`; `kallsyms`:
+    the build keeps the wrapper's lookups (False: CONFIG_LTTNG_KALLSYMS=n);
+    `calltypes`: the build's calltypes summary, one more row when given."""
     found = by_name(audit)
-    expected = "by name" if kallsyms else "not by name"
+    gone = NOT_LOOKED_UP.get(version, {})
     out = []
     for name in COVERED:
         where = found.get(name)
+        looked_up = kallsyms and name not in gone
+        ok = bool(where) == looked_up
+        if ok:
+            reason = None
+        elif looked_up:
+            reason = (f"symcheck finds no by-name lookup of {name} in a build with the "
+                      "kallsyms wrapper")
+        elif name in gone:
+            reason = f"{name} is resolved by name, but LTTng {version} has it {gone[name]}"
+        else:
+            reason = f"{name} is still resolved by name without the kallsyms wrapper"
         out.append(Check("lttng", f"symcheck/by-name/{name}",
                          {"symcheck audit": "; ".join(where) if where else "not by name",
-                          "expected": expected},
-                         bool(where) == kallsyms, {},
-                         None if bool(where) == kallsyms else
-                         (f"symcheck finds no by-name lookup of {name} in a build with the "
-                          "kallsyms wrapper" if kallsyms else
-                          f"{name} is still resolved by name without the kallsyms wrapper")))
+                          "expected": "by name" if looked_up else "not by name"},
+                         ok, {"not_looked_up": gone[name]} if name in gone else {}, reason))
     flagged = sorted(audit.get("flagged", []))
     ok = bool(flagged) == kallsyms
     out.append(Check("lttng", "symcheck/flagged",

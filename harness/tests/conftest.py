@@ -9,7 +9,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from harness import paths  # noqa: E402  (after the path insert above)
 # The session-scoped runs the e2e tests share (e2e_runs.py says which and why).
 from harness.tests import e2e_runs  # noqa: E402
-from harness.tests.e2e_runs import default_run  # noqa: E402,F401
+from harness.tests.e2e_runs import default_run, lttng_612_run  # noqa: E402,F401
 
 
 def pytest_configure(config):

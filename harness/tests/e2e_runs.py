@@ -12,6 +12,9 @@ pytest session, instead of each making its own:
                 kept vmcores), test_lttng_e2e (the three LTTng boots of the run)
                 and test_first_run (a fresh clone's first run, every variant at
                 once).
+  lttng_612_run `run --variants exports-6.12,stock-6.12`: LTTng 2.13.18 on the
+                6.12 line, with and without the seed series (the probe-module
+                boots come with it). Read by test_lttng_612_e2e.
 
 Why one run can serve them all: --keep-vmcore only keeps the file drgn read (the
 comparison is the same), --jobs 4 only runs the four guests at once, and the
@@ -154,6 +157,24 @@ def default_run(tmp_path_factory):
         pytest.fail(f"the shared default run wrote no report (exit {p.returncode}):\n"
                     f"{p.stderr[-3000:]}")
     yield from unchanged(Run(p, runs, clone, built_before))
+
+
+# The 6.12 variants with an LTTng boot of each kind: kallsyms-free on the series,
+# the kprobe trick on stock (kallsyms-6.12 is the same LTTng build on another tree).
+LTTNG_612_VARIANTS = ("exports-6.12", "stock-6.12")
+
+
+@pytest.fixture(scope="session")
+def lttng_612_run(tmp_path_factory):
+    """LTTng 2.13.18 on the 6.12 line, run once for the session from the repository;
+    its tests carry prebuild("stock-6.12", "exports-6.12")."""
+    runs = tmp_path_factory.mktemp("lttng-612-run") / "runs"
+    p = harness("run", "--variants", ",".join(LTTNG_612_VARIANTS), "--runs-dir", str(runs),
+                timeout=COLD_RUN_TIMEOUT)
+    if not (runs / "latest" / "report.json").is_file():
+        pytest.fail(f"the 6.12 LTTng run wrote no report (exit {p.returncode}):\n"
+                    f"{p.stderr[-3000:]}")
+    yield from unchanged(Run(p, runs))
 
 
 # ---------------------------------------------------------------- background builds

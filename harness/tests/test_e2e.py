@@ -440,8 +440,9 @@ def test_leak_check_can_fail(tmp_path):
 def test_both_kernel_lines_in_one_run(tmp_path):
     """6.1 and 6.12 side by side: every variant passes on its line, the matrix has a
     column per line, and what must match across lines does (same scenario, same
-    static programs, same RAM disks). Without the LTTng boots (only 6.1 variants
-    have them): the default run has those, and they add nothing across lines."""
+    static programs, same RAM disks). Without the LTTng boots: the default run has
+    the 6.1 ones, e2e_runs.lttng_612_run the 6.12 ones, and they add nothing across
+    lines."""
     p = harness("run", "--kernel", "6.1,6.12", "--runs-dir", str(tmp_path), "--no-lttng")
     assert p.returncode == 0, p.stderr[-3000:]
     rep = json.loads((tmp_path / "latest" / "report.json").read_text())

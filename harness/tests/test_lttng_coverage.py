@@ -62,7 +62,7 @@ def test_report_table_only_when_lttng_ran():
     assert rows[0]["variants"]["stock"]["how"] == "export"
     out = []
     report.markdown({"lttng_coverage": rows, "variants": {"stock": {}}}, out)
-    assert "| name | LTTng feature | stock |" in out
+    assert "| name | LTTng feature | stock (LTTng 2.13.9) |" in out
     assert any(line.startswith("| `task_prio` |") and "export; works" in line for line in out)
 
 
@@ -92,6 +92,14 @@ def test_the_prio_crash_finding_is_cited_when_lttng_ran():
     # a booted series without the fix is named as such
     (g,) = report.findings({"x": {"lttng": {"series": "shipped"}}})
     assert g["fix_in_booted_series"]["x"]["has_fix"] is False
+    # a later release's boot is not counted as one without the fix: it is fixed upstream
+    (h,) = report.findings({"s12": {"lttng": {"series": "2.13.18/stock", "version": "2.13.18"}},
+                            "stock": {"lttng": {"series": "stock"}}})
+    assert h["fix_in_booted_series"] == {"stock": {"series": "stock", "has_fix": True}}
+    assert h["not_affected"] == {"s12": "2.13.18"}
+    md = []
+    report._findings_markdown({"lttng_findings": [h]}, md)
+    assert "s12 (LTTng 2.13.18)" in md[2] and "v2.13.11" in md[2]
     out = []
     report.markdown({"lttng_coverage": [], "lttng_findings": [f], "variants": variants_}, out)
     assert out == []        # no coverage table, no LTTng section
@@ -116,3 +124,16 @@ def test_the_prio_crash_finding_points_at_what_exists():
                                                             "exports")}
     assert report.PRIO_FIX not in names["shipped"]
     assert all(report.PRIO_FIX in names[s] for s in ("kallsyms", "stock", "exports"))
+
+
+def test_a_name_a_release_no_longer_looks_up(tmp_path):
+    """LTTng 2.13.18 neither imports nor names task_prio (inlined since v2.13.11): the
+    table says so instead of "version-gated"; for 2.13.9 the same build is "not used"."""
+    _obj(tmp_path, "tracer", "const char *n = \"stack_trace_save_user\";\n")
+    assert coverage.how(tmp_path, True, "2.13.18")["task_prio"] == \
+        "not looked up: inlined as p->prio - MAX_RT_PRIO since v2.13.11 (7f1fa63204f0)"
+    assert coverage.how(tmp_path, True, "2.13.9")["task_prio"].startswith("not used")
+    # an import still wins: a build that calls an export of it says so
+    _obj(tmp_path, "prio", "extern int task_prio(void *);\n"
+         "int f(void *p) { return task_prio(p); }\n")
+    assert coverage.how(tmp_path, True, "2.13.18")["task_prio"] == "export"

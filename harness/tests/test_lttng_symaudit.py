@@ -111,3 +111,20 @@ def test_the_symcheck_sources_are_labelled():
     for c in symaudit.rows(WRAPPED, CHECK, True):
         for s in c.sources:
             assert labels.label(s)[0] != "unlabelled", s
+
+
+def test_a_release_that_no_longer_looks_a_name_up_expects_no_lookup():
+    """LTTng 2.13.18 computes the prio itself (v2.13.11 inlined task_prio()): its stock
+    build looks task_prio up nowhere, as measured on stock-6.12; the same audit is a
+    failure for 2.13.9, and a 2.13.18 build that still looked it up fails too."""
+    measured_2_13_18 = _audit([(n, m) for n, m in [
+        ("stack_trace_save_user", "lttng_tracer"), ("get_pfnblock_flags_mask", "lttng_wrapper"),
+        ("irq_to_desc", "lttng_wrapper"), ("block_class", "lttng_statedump"),
+        ("disk_type", "lttng_statedump"), ("global_wb_domain", "lttng_probe_writeback")]])
+    rows = {c.key: c for c in symaudit.rows(measured_2_13_18, CHECK, True, version="2.13.18")}
+    assert not any(c.disagrees for c in rows.values())
+    assert rows["symcheck/by-name/task_prio"].sources["expected"] == "not by name"
+    assert failing(measured_2_13_18, kallsyms=True) == ["symcheck/by-name/task_prio"]
+    bad = [c for c in symaudit.rows(WRAPPED, CHECK, True, version="2.13.18") if c.disagrees]
+    assert [c.key for c in bad] == ["symcheck/by-name/task_prio"]
+    assert "LTTng 2.13.18 has it inlined" in bad[0].reason

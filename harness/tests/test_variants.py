@@ -65,6 +65,10 @@ BAD = [
      "[build]", "exactly one of series"),
     ("missing required", lambda t: t.replace('package = "linux-source-6.1"\n', ""),
      "[kernel]", "lacks the required key 'package'"),
+    ("unknown LTTng release", lambda t: t.replace('patches = "exports"',
+                                                  'version = "2.13.99"\npatches = "exports"'),
+     'version = "2.13.99"', "version '2.13.99': no pinned lttng-modules release of that "
+     "version (known: 2.13.9, 2.13.18)"),
 ]
 
 
@@ -129,3 +133,22 @@ def test_builtins_are_read_on_first_use_not_at_import():
     p = subprocess.run([sys.executable, "-c", code], cwd=paths.REPO, capture_output=True,
                        text=True)
     assert p.returncode == 0, p.stderr
+
+
+def test_every_builtin_lttng_series_resolves_and_each_line_names_its_release():
+    """Each built-in [lttng] table names a release that is pinned and a series whose
+    patches exist (a series of another release in its own folder); the 6.1 line runs
+    Debian 12's 2.13.9, the 6.12 line Debian 13's 2.13.18 (2.13.9 does not build there)."""
+    from harness.lttng import build
+    seen = {}
+    for v in variants.builtin().values():
+        if not v.lttng_series:
+            continue
+        assert build.series(v.lttng_series), v.name
+        seen[v.name] = (v.kernel_line, v.lttng_version)
+    assert {n: r for n, (line, r) in seen.items() if line == "6.1"} == \
+        {"exports": "2.13.9", "kallsyms": "2.13.9", "stock": "2.13.9"}
+    assert {n: r for n, (line, r) in seen.items() if line == "6.12"} == \
+        {"exports-6.12": "2.13.18", "kallsyms-6.12": "2.13.18", "stock-6.12": "2.13.18"}
+    patches = {p.parent.name for p in build.series("2.13.18/exports")}
+    assert patches == {"2.13.18"}
