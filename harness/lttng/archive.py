@@ -95,29 +95,28 @@ class PrivateApt:
         say("lttng", f"apt-get update of {self.suite} (private configuration {self.root})")
         run_logged("lttng", ["apt-get", "update"], log, env=self.env())
 
-    def versions(self, package):
+    def versions(self, package, index="Packages"):
         """The versions of `package` this configuration's index knows."""
-        p = subprocess.run(["apt-cache", "madison", package], capture_output=True, text=True,
-                           env=self.env())
-        return sorted({line.split("|")[1].strip() for line in p.stdout.splitlines()
-                       if line.count("|") >= 2 and "Packages" in line})
+        return _madison(package, self.env(), index)
 
 
-def host_versions(package):
-    p = subprocess.run(["apt-cache", "madison", package], capture_output=True, text=True)
+def _madison(package, env=None, index="Packages"):
+    """The versions of `package` in apt's `index` (Packages or Sources) seen with `env`."""
+    p = subprocess.run(["apt-cache", "madison", package], capture_output=True, text=True,
+                       env=env)
     return sorted({line.split("|")[1].strip() for line in p.stdout.splitlines()
-                   if line.count("|") >= 2 and "Packages" in line})
+                   if line.count("|") >= 2 and line.rstrip().endswith(index)})
 
 
-def download(pin, cache, dest, log):
-    """Download `pin` into `dest`; return the checked .deb. One HarnessError line when
-    the archive no longer has the version or the file is not the pinned one."""
+def _acquire(pin, cache, dest, log, argv, index):
+    """Run apt-get `argv` in `dest` for `pin`, through its suite's private configuration
+    (its lists fetched when missing, refreshed once when the version is not found), or
+    the host's apt. One HarnessError line when the archive no longer has the version."""
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
-    apt = PrivateApt(cache, pin.suite) if pin.suite else None
-    argv = ["apt-get", "download", pin.spec]
-    say("lttng", f"apt-get download {pin.spec} from {pin.where}")
-    if apt:
+    say("lttng", f"{' '.join(argv)} from {pin.where}")
+    if pin.suite:
+        apt = PrivateApt(cache, pin.suite)
         apt.root.mkdir(parents=True, exist_ok=True)
         with open(apt.root.parent / f"{pin.suite}.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
@@ -128,25 +127,47 @@ def download(pin, cache, dest, log):
             if not ok:
                 apt.update(log)          # the lists may be older than the archive
                 ok = _try(argv, dest, log, apt.env())
-            known = None if ok else apt.versions(pin.package)
+            known = None if ok else apt.versions(pin.package, index)
     else:
         ok = _try(argv, dest, log, None)
-        known = None if ok else host_versions(pin.package)
+        known = None if ok else _madison(pin.package, None, index)
     if not ok:
         has = ", ".join(known) if known else "no version at all"
         raise HarnessError("lttng", f"{pin.where} no longer has {pin.package} {pin.version} "
                                     f"(it has: {has}); pin another version in "
                                     f"harness/lttng/fetch.py", log)
-    name = f"{pin.package}_{pin.version.split(':')[-1]}_"
-    debs = [d for d in dest.glob("*.deb") if d.name.startswith(name)]
-    if len(debs) != 1:
-        raise HarnessError("lttng", f"apt-get download {pin.spec} left {len(debs)} matching "
-                                    f".deb files in {dest}", log)
-    got = file_digest(debs[0])
+    return dest
+
+
+def _checked(pin, dest, pattern, log, what):
+    """The one file of `dest` matching `pattern`, whose sha256 must be the pin's."""
+    found = sorted(p for p in dest.glob(pattern) if not p.name.endswith(".asc"))  # signatures
+    if len(found) != 1:
+        raise HarnessError("lttng", f"{what} {pin.spec} left {len(found)} files "
+                                    f"matching {pattern} in {dest}", log)
+    got = file_digest(found[0])
     if got != pin.sha256:
-        raise HarnessError("lttng", f"{debs[0].name}: sha256 {got} is not the pinned "
+        raise HarnessError("lttng", f"{found[0].name}: sha256 {got} is not the pinned "
                                     f"{pin.sha256}", log)
-    return debs[0]
+    return found[0]
+
+
+def download(pin, cache, dest, log):
+    """Download the binary package `pin` into `dest`; return the checked .deb."""
+    dest = _acquire(pin, cache, dest, log, ["apt-get", "download", pin.spec], "Packages")
+    return _checked(pin, dest, f"{pin.package}_{pin.version.split(':')[-1]}_*.deb", log,
+                    "apt-get download")
+
+
+def source(pin, cache, dest, log):
+    """Download the source package `pin` (.dsc and tarballs, which apt checks against
+    the suite's Sources index) into `dest`; return its upstream tarball, whose sha256
+    is the pin's."""
+    dest = _acquire(pin, cache, dest, log, ["apt-get", "source", "--download-only", pin.spec],
+                    "Sources")
+    upstream = pin.version.split(":")[-1].rsplit("-", 1)[0]
+    return _checked(pin, dest, f"{pin.package}_{upstream}.orig.tar.*", log,
+                    "apt-get source")
 
 
 def _try(argv, cwd, log, env):

@@ -26,6 +26,13 @@ case "$(basename "$0") $1" in
     pkg=${2%%=*}; ver=${2#*=}
     if [ "$ver" = "$FAKE_HAS" ]; then printf '%s' "$FAKE_DEB_BYTES" > "${pkg}_${ver}_all.deb"; exit 0; fi
     echo "E: Version '$ver' for '$pkg' was not found"; exit 100 ;;
+"apt-get source")
+    pkg=${3%%=*}; ver=${3#*=}; up=${ver%-*}
+    if [ "$ver" = "$FAKE_HAS" ]; then
+        printf '%s' "$FAKE_DEB_BYTES" > "${pkg}_${up}.orig.tar.bz2"
+        echo sig > "${pkg}_${up}.orig.tar.bz2.asc"; echo dsc > "${pkg}_${ver}.dsc"; exit 0
+    fi
+    echo "E: Can not find version '$ver' of package '$pkg'"; exit 100 ;;
 "apt-cache madison")
     echo " $2 | $FAKE_HAS | http://deb.debian.org/debian trixie/main amd64 Packages"
     echo " $2 | $FAKE_HAS | http://deb.debian.org/debian trixie/main Sources" ;;
@@ -120,3 +127,22 @@ def test_every_release_is_pinned_by_a_sha256():
     for version, p in fetch.RELEASES.items():
         assert p.version.startswith(version + "-")
         assert len(p.sha256) == 64 and int(p.sha256, 16) >= 0
+
+
+def test_a_source_package_through_the_private_configuration(tmp_path, fake_apt, monkeypatch):
+    """ltt-control's upstream tarball (apt checks the .dsc and tarballs against the
+    Sources index; the tarball's sha256 is then the pin's); a missing version names
+    the versions of the Sources index."""
+    monkeypatch.setenv("FAKE_HAS", "2.13.9-1+deb12u1")
+    src = archive.Pin("ltt-control", "2.13.9-1+deb12u1",
+                      hashlib.sha256(b"a deb").hexdigest(), "bookworm")
+    tarball = archive.source(src, tmp_path / "cache", tmp_path / "src", tmp_path / "dl.log")
+    assert tarball.name == "ltt-control_2.13.9.orig.tar.bz2"       # not the .asc
+    calls = fake_apt.read_text().splitlines()
+    assert calls[-1].startswith("apt-get source --download-only ltt-control=2.13.9-1+deb12u1 "
+                                f"APT_CONFIG={tmp_path}/cache/apt/bookworm/apt.conf")
+    monkeypatch.setenv("FAKE_HAS", "2.13.9-1+deb12u2")
+    with pytest.raises(HarnessError) as e:
+        archive.source(src, tmp_path / "cache", tmp_path / "src2", tmp_path / "dl.log")
+    assert "bookworm's archive (http://deb.debian.org/debian) no longer has ltt-control " \
+        "2.13.9-1+deb12u1 (it has: 2.13.9-1+deb12u2)" in e.value.one_line()

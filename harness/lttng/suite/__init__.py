@@ -1,0 +1,1 @@
+"""lttng-tools' own kernel regression tests, run in the guest (issue 23)."""

@@ -1,0 +1,65 @@
+"""The TAP reader of lttng-tools' test scripts (harness/lttng/suite/tap.py), on streams
+written the way tests/utils/tap/tap.sh prints them, whole and cut short."""
+
+from harness.lttng.suite import tap
+
+WHOLE = """\
+1..4
+# Kernel event basic
+ok 1 - Start session daemon
+ok 2 - Create session ev
+not ok 3 - Enable kernel event sched_switch
+# Failed test 'Enable kernel event sched_switch'
+# Error: Event sched_switch: not found
+ok 4 # skip Userspace probes not supported
+"""
+
+
+def by_result(s):
+    return {r: [p.name for p in s.points if p.result == r] for r in ("pass", "fail", "skip")}
+
+
+def test_a_whole_stream():
+    s = tap.parse("kernel/test_event_basic", WHOLE)
+    assert s.planned == 4 and s.ended == "complete"
+    assert by_result(s) == {
+        "pass": ["kernel/test_event_basic:1 Start session daemon",
+                 "kernel/test_event_basic:2 Create session ev"],
+        "fail": ["kernel/test_event_basic:3 Enable kernel event sched_switch"],
+        "skip": ["kernel/test_event_basic:4"]}
+    (fail,) = [p for p in s.points if p.result == "fail"]
+    assert "Event sched_switch: not found" in fail.reason
+    (skip,) = [p for p in s.points if p.result == "skip"]
+    assert skip.reason == "Userspace probes not supported"
+
+
+def test_a_stream_cut_short_counts_the_missing_points_as_failed():
+    text = "\n".join(WHOLE.splitlines()[:4])          # plan, diag, points 1 and 2
+    s = tap.parse("kernel/test_event_basic", text, ended="timeout after 300 s")
+    assert s.ended == "timeout after 300 s"
+    assert [p.result for p in s.points] == ["pass", "pass", "fail", "fail"]
+    assert s.points[2].name == "kernel/test_event_basic:3 (not run)"
+    assert s.points[3].reason == "TAP stream cut short: timeout after 300 s"
+
+
+def test_no_tap_at_all_is_one_failed_point():
+    s = tap.parse("tools/snapshots/test_kernel", "bash: lttng: not found\n", ended="exit 127")
+    assert [(p.name, p.result) for p in s.points] == [
+        ("tools/snapshots/test_kernel:0 (no TAP)", "fail")]
+    assert "exit 127" in s.points[0].reason
+
+
+def test_bail_out_and_a_bad_exit_after_every_point():
+    s = tap.parse("x", "1..2\nok 1 - a\nBail out! sessiond died\n")
+    assert s.ended == "bail out: sessiond died"
+    assert [p.result for p in s.points] == ["pass", "fail"]
+    s = tap.parse("x", "1..1\nok 1 - a\n", ended="exit 1")
+    assert [p.result for p in s.points] == ["pass", "fail"]
+    assert s.points[1].reason == "all 1 points ran, then: exit 1"
+    # and a clean one has no extra point
+    assert [p.result for p in tap.parse("x", "1..1\nok 1 - a\n").points] == ["pass"]
+
+
+def test_a_point_beyond_the_plan_fails():
+    s = tap.parse("x", "1..1\nok 1 - a\nok 2 - b\n")
+    assert [p.result for p in s.points] == ["pass", "fail"]
