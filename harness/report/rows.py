@@ -50,10 +50,14 @@ def sources_text(c):
 
 
 def label(c):
-    """The row's label with the descriptive info a reader needs (the comm of a task)."""
-    comm = (c.get("info") or {}).get("comm")
+    """The row's label with the descriptive info a reader needs: the comm of a task,
+    the LTTng release an LTTng row judged."""
+    info = c.get("info") or {}
+    extra = [info["comm"]] if info.get("comm") else []
+    if info.get("lttng_version"):
+        extra.append(f"LTTng {info['lttng_version']}")
     text = c.get("label") or c["key"]
-    return f"{text} ({comm})" if comm else text
+    return f"{text} ({', '.join(extra)})" if extra else text
 
 
 def mt_name(mt):

@@ -137,3 +137,15 @@ def test_a_name_a_release_no_longer_looks_up(tmp_path):
     _obj(tmp_path, "prio", "extern int task_prio(void *);\n"
          "int f(void *p) { return task_prio(p); }\n")
     assert coverage.how(tmp_path, True, "2.13.18")["task_prio"] == "export"
+
+
+def test_an_lttng_row_names_its_release_wherever_it_is_shown():
+    """report.md's and report.html's row labels (report/rows.label) carry the LTTng
+    release an LTTng row judged, beside a task's comm; other rows are unchanged."""
+    from harness.report.rows import label
+    assert label({"key": "prio/nice0", "info": {"lttng_version": "2.13.18"}}) == \
+        "prio/nice0 (LTTng 2.13.18)"
+    assert label({"key": "prio/x", "info": {"comm": "ksym-nice", "lttng_version": "2.13.9"}}) \
+        == "prio/x (ksym-nice, LTTng 2.13.9)"
+    assert label({"key": "prio/x", "info": {"comm": "ksym-nice"}}) == "prio/x (ksym-nice)"
+    assert label({"key": "k", "label": "L", "info": {}}) == "L"
