@@ -83,6 +83,14 @@ def _run_args(p):
                    "(a scratch copy, e.g. a mutant)")
     p.add_argument("--no-lttng", action="store_true",
                    help="skip the LTTng boot of variants whose file has an [lttng] table")
+    p.add_argument("--lttng-suite", action="store_true",
+                   help="after each LTTng boot, run lttng-tools' own kernel regression "
+                   "tests in guests of the variant (docs/lttng.md)")
+    p.add_argument("--lttng-suite-only", metavar="SUBSTR[,SUBSTR...]",
+                   help="with --lttng-suite: only the test scripts whose path contains one "
+                   "of these (e.g. kernel/test_event_basic,tools/snapshots)")
+    p.add_argument("--lttng-suite-timeout", type=int, default=300, metavar="SECONDS",
+                   help="with --lttng-suite: seconds each test script may run (default 300)")
     p.add_argument("--cluster", metavar="tcp://HOST:PORT",
                    help="run each variant job on a worker of this Dask scheduler "
                    "(default: $KSYMLAB_CLUSTER, else in this process; docs/cluster.md)")
@@ -113,7 +121,21 @@ def _names(args, opts):
 
 # ------------------------------------------------------------ handlers
 
+def _suite_args(args):
+    """--lttng-suite-only and --lttng-suite-timeout only mean something with --lttng-suite."""
+    if (args.lttng_suite_only or args.lttng_suite_timeout != 300) and not args.lttng_suite:
+        raise HarnessError("usage", "--lttng-suite-only and --lttng-suite-timeout need "
+                                    "--lttng-suite")
+    if args.lttng_suite and args.no_lttng:
+        raise HarnessError("usage", "--lttng-suite runs with the LTTng boot's modules: "
+                                    "it cannot be combined with --no-lttng")
+    if args.lttng_suite_timeout < 10:
+        raise HarnessError("usage", f"--lttng-suite-timeout {args.lttng_suite_timeout}: "
+                                    "a script needs at least 10 s")
+
+
 def _run(args):
+    _suite_args(args)
     opts = RunOptions.from_env(
         scenario=args.scenario, kvm=args.kvm, append=args.append,
         runs_root=args.runs_dir, boot_timeout=args.boot_timeout,
@@ -121,7 +143,9 @@ def _run(args):
         stress=args.stress, kaslr=args.kaslr, jobs=args.jobs,
         keep_vmcore=args.keep_vmcore,
         variant_files=args.variant_file, module_src=args.module_src,
-        lttng=not args.no_lttng, cluster=args.cluster)
+        lttng=not args.no_lttng, cluster=args.cluster, lttng_suite=args.lttng_suite,
+        lttng_suite_only=tuple(x for x in (args.lttng_suite_only or "").split(",") if x),
+        lttng_suite_timeout=args.lttng_suite_timeout)
     # every tree, module and initramfs the run builds or finds is held (shared
     # lock) until it ends: no eviction, here or in another process, removes them
     with cache.session():

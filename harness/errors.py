@@ -14,6 +14,7 @@ EXIT = {
     "initramfs": 21,
     "symcheck": 22,      # symcheck (shared by every variant) could not be built
     "lttng": 23,         # LTTng could not be fetched, built or packed for the guest
+    "suite": 24,         # lttng-tools' tests could not be fetched, built or packed
     "boot": 30,          # QEMU could not start or exited unexpectedly
     "panic": 31,
     "oops": 32,

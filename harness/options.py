@@ -29,6 +29,9 @@ class RunOptions:
     keep_vmcore: bool = False       # keep the vmcore drgn read (else removed once read)
     module_src: Optional[Path] = None   # probe-module sources to build (default: probe-module/)
     lttng: bool = True              # the LTTng boot of variants with an [lttng] table
+    lttng_suite: bool = False       # lttng-tools' kernel tests after each LTTng boot
+    lttng_suite_only: tuple = ()    # substrings of the script paths to run (all when empty)
+    lttng_suite_timeout: int = 300  # seconds per test script in the guest
     cluster: Optional[str] = None   # Dask scheduler address: variant jobs run on its workers
 
     @classmethod

@@ -27,6 +27,7 @@ from .build import initramfs, kernel, module, symcheck
 from . import proc, steps as stepnames
 from .report import assemble
 from .lttng import run as lttngrun
+from .lttng.suite import run as suiterun
 from .errors import HarnessError
 from .progress import say
 from .guest.qemu import QemuSession
@@ -186,6 +187,12 @@ def run_variant(variant, tree, vdir, opts, steps):
         # issue 13: a boot of its own with Debian's LTTng (harness/lttng/)
         lttng_rows, facts["lttng"] = lttngrun.rows_or_failure(variant, tree, vdir, opts)
         steps.lap("lttng")
+        if opts.lttng_suite and facts["lttng"].get("build_dir"):
+            # issue 23: lttng-tools' own kernel tests, with the modules of that boot
+            facts["lttng_suite"] = suiterun.run_or_failure(
+                variant, tree, Path(facts["lttng"]["build_dir"]), vdir, opts,
+                opts.lttng_suite_timeout, opts.lttng_suite_only)
+            steps.lap("suite")
     facts["resolve_ns"] = found.resolve_ns
     facts["bench"] = [dataport.row_dict(b) for b in data.bench]
     result = base_result(

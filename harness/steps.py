@@ -16,8 +16,10 @@ KERNEL_BUILD = ("extract", "copy", "patch", "configure", "build")
 
 # variants.<variant>.timings of report.json: run.run_variant's laps
 # (steps.lap), each the seconds since the one before. "lttng" only for a
-# variant with an [lttng] table, in a run without --no-lttng.
-GUEST = ("module", "initramfs", "boot", "gdb", "guest_rest", "drgn", "compare", "lttng")
+# variant with an [lttng] table, in a run without --no-lttng; "suite" only
+# with --lttng-suite (lttng-tools' own tests).
+GUEST = ("module", "initramfs", "boot", "gdb", "guest_rest", "drgn", "compare", "lttng",
+         "suite")
 
 # A variant's timed steps, a row each in the timing tables
 TIMED = (KERNEL,) + GUEST

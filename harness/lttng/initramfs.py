@@ -48,16 +48,32 @@ def spec(build_dir, userspace, scenario, params, programs, busybox=base.BUSYBOX)
     # the tracing group lttng-sessiond gives its sockets to
     files["/etc/group"] = Path(params).with_name("lttng-group")
     files.update(programs)
+    return cpio_list(files, APPLETS)
+
+
+def cpio_list(files, applets, step="lttng", link_copies=False):
+    """gen_init_cpio's list: `files` ({guest path: host file}), their directories and
+    the usual mount points, /dev/console, and busybox links for `applets`.
+    `link_copies`: a host file given under several guest paths is packed once, the
+    others are symbolic links to it (python3 and python3.11, perl and perl5.36.0)."""
     for g, h in files.items():
         if not Path(h).is_file():
-            raise HarnessError("lttng", f"{h}: not found (for {g})")
+            raise HarnessError(step, f"{h}: not found (for {g})")
     extra_dirs = ["/dev", "/proc", "/sys", "/tmp", "/mnt", "/root", "/var", "/run"]
     lines = [f"dir {d} 0755 0 0" for d in sorted(set(_dirs(files) + extra_dirs),
                                                   key=lambda d: (d.count("/"), d))]
     lines.append("nod /dev/console 0600 0 0 c 5 1")
-    lines += [f"slink /bin/{a} busybox 0777 0 0" for a in APPLETS]
+    lines += [f"slink /bin/{a} busybox 0777 0 0" for a in applets]
+    first = {}
     for g, h in sorted(files.items()):
-        mode = "0755" if os.access(h, os.X_OK) or g.startswith("/bin/") else "0644"
+        st = os.stat(h)
+        same = (st.st_dev, st.st_ino)       # hard links too (perl, perl5.36.0)
+        if link_copies and same in first:
+            lines.append(f"slink {g} {first[same]} 0777 0 0")
+            continue
+        first[same] = g
+        mode = "0755" if os.access(h, os.X_OK) or g.startswith("/bin/") or g == "/init" \
+            else "0644"
         lines.append(f"file {g} {h} {mode} 0 0")
     return "\n".join(lines) + "\n"
 
@@ -71,22 +87,35 @@ def build(tree, build_dir, userspace, scenario, workdir, cache, variant, series,
                       f"KSYMLAB_LTTNG_PRIO={int(prio)}\n")
     programs = {g: base.build_guest_program(src, cache) for src, g in PROGRAMS.items()}
     text = spec(build_dir, userspace, scenario, params, programs)
-    (workdir / "lttng-initramfs.list").write_text(text)
-    out = workdir / "lttng-initramfs.cpio"
+    return pack(text, tree, cache, workdir / "lttng-initramfs", variant)
+
+
+def pack(text, tree, cache, out, variant, step="lttng"):
+    """Write `out`.list and `out`.cpio (packed by the tree's gen_init_cpio, cached by
+    content under <cache>/lttng/initramfs; `cache` None: packed into `out` only)
+    and return the .cpio."""
+    listing = out.with_suffix(".list")
+    listing.write_text(text)
     key = base.content_key(text, tree.gen_init_cpio)
-    cached = Path(cache) / "lttng" / "initramfs" / f"{key}.cpio"
+    if cache is None:
+        cached = out.with_suffix(".cpio")
+        if cached.exists():
+            cached.unlink()
+    else:
+        cached = Path(cache) / "lttng" / "initramfs" / f"{key}.cpio"
     cached.parent.mkdir(parents=True, exist_ok=True)
     if not cached.exists():
         tmp = cached.with_suffix(f".tmp{os.getpid()}-{threading.get_ident()}")
         with open(tmp, "wb") as f:
-            p = subprocess.run([str(tree.gen_init_cpio), str(workdir / "lttng-initramfs.list")],
+            p = subprocess.run([str(tree.gen_init_cpio), str(listing)],
                                stdout=f, stderr=subprocess.PIPE)
         if p.returncode != 0:
             tmp.unlink()
-            raise HarnessError("lttng", f"gen_init_cpio exited {p.returncode}: "
+            raise HarnessError(step, f"gen_init_cpio exited {p.returncode}: "
                                f"{p.stderr.decode(errors='replace').strip()[:300]}")
         tmp.replace(cached)
-        say("lttng", f"{variant}: built LTTng initramfs {cached.name}, "
-                     f"{cached.stat().st_size // 1024} KiB")
-    shutil.copyfile(cached, out)
-    return out
+        say(step, f"{variant}: built {out.name} {cached.name}, "
+                  f"{cached.stat().st_size // 1024} KiB")
+    if cached != out.with_suffix(".cpio"):
+        shutil.copyfile(cached, out.with_suffix(".cpio"))
+    return out.with_suffix(".cpio")

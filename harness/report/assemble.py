@@ -7,14 +7,17 @@ from . import calltypes_md, histograms, html, mdtables, oracles_md, timings
 from .rows import fmt, kinds, label, of_variant, source_names, sources_text
 from ..oracles import labels
 from ..lttng import report as lttngreport
+from ..lttng.suite import compare as suitecompare, report as suitereport
 
 
-def overall_verdict(variants, seed_rows=(), across=()):
+def overall_verdict(variants, seed_rows=(), across=(), suite_rows=()):
     if not variants:
         return "fail"
     if any(r["holds"] is False for r in seed_rows):
         return "fail"
     if any(r["flagged"] for r in across):
+        return "fail"
+    if any(r["flagged"] for r in suite_rows):       # lttng-tools' points lost vs stock
         return "fail"
     return "pass" if all(v.get("verdict") == "pass" for v in variants.values()) else "fail"
 
@@ -34,7 +37,10 @@ def assemble(meta, results, order):
     rep["oracles"] = labels.table()
     rep["lttng_coverage"] = lttngreport.coverage(rep["variants"])
     rep["lttng_findings"] = lttngreport.findings(rep["variants"])
-    rep["verdict"] = overall_verdict(rep["variants"], rep["seeds"], rep["across"])
+    rep["lttng_suite"] = suitereport.collect(rep["variants"])
+    rep["lttng_suite_regressions"] = suitecompare.regressions(rep["variants"])
+    rep["verdict"] = overall_verdict(rep["variants"], rep["seeds"], rep["across"],
+                                     rep["lttng_suite_regressions"])
     return rep
 
 
@@ -284,6 +290,7 @@ def markdown(report):
     _across(report, out)
     _migratetypes(report, out)
     lttngreport.markdown(report, out)
+    suitereport.markdown(report, out)
     calltypes_md.markdown(report, out)
     _by_kind(report, out)
     out += oracles_md.markdown(report)
@@ -300,6 +307,21 @@ def _desc(text):
     return " ".join(str(text).replace("#", "").split())
 
 
+def _ktap_suite(variant, tests, number, regressions):
+    """lttng-tools' points as a subtest of a variant's, one level deeper. Its own
+    result is not ok when a point lost against stock is flagged (compare.py)."""
+    lines = ["    KTAP version 1", "    # Subtest: lttng-suite", f"    1..{len(tests)}"]
+    for i, t in enumerate(tests, 1):
+        if t["result"] == "skip":
+            lines.append(f"    ok {i} {_desc(t['name'])} # SKIP {_desc(t['reason'])}")
+        else:
+            lines.append(f"    {'ok' if t['result'] == 'pass' else 'not ok'} {i} "
+                         f"{_desc(t['name'])}")
+    flagged = any(r["flagged"] and r["variant"] == variant for r in regressions)
+    lines.append(f"  {'not ok' if flagged else 'ok'} {number} lttng-suite")
+    return lines
+
+
 def ktap(report):
     lines = ["KTAP version 1", f"1..{len(report['variants'])}"]
     for n, (name, v) in enumerate(report["variants"].items(), 1):
@@ -310,14 +332,18 @@ def ktap(report):
             results.append((c["agree"], f"{c['kind']} {c['key']} {extra or ''}"))
         if v.get("error"):
             results.append((False, f"step {v['error']['step']}: {v['error']['message']}"))
+        suite = (v.get("lttng_suite") or {}).get("tests")
         lines.append("  KTAP version 1")
         lines.append(f"  # Subtest: {name}")
-        lines.append(f"  1..{len(results)}")
+        lines.append(f"  1..{len(results) + bool(suite)}")
         for i, (ok, desc) in enumerate(results, 1):
             if ok is None:
                 lines.append(f"  ok {i} {_desc(desc)} # SKIP no oracle")
             else:
                 lines.append(f"  {'ok' if ok else 'not ok'} {i} {_desc(desc)}")
+        if suite:
+            lines += _ktap_suite(name, suite, len(results) + 1,
+                                 report.get("lttng_suite_regressions") or ())
         lines.append(f"{'ok' if v.get('verdict') == 'pass' else 'not ok'} {n} {name}")
     # A closing diagnostic line; kunit.py (6.1) also needs a line after the last result.
     lines.append(f"# ksymlab run {report['run_id']}: verdict {report['verdict']}")

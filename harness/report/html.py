@@ -26,6 +26,7 @@ from . import timings
 from .rows import (fmt, kinds, label, mt_name, of_variant, pageblock_disagrees, pageblock_mt,
                    pageblock_pfn, pageblock_zone, source_names, sources_text)
 from ..checks.pageblock import MIGRATETYPES
+from ..lttng.suite import report as suitereport
 
 ESC = html.escape
 
@@ -43,7 +44,8 @@ CELL, PITCH, COLUMNS, LABEL_W = 14, 16, 32, 64
 
 STEP_COLOURS = {"kernel": "#8c8c8c", "module": "#0072b2", "initramfs": "#56b4e9",
                 "boot": "#009e73", "gdb": "#e69f00", "guest_rest": "#cc79a7",
-                "drgn": "#f0e442", "compare": "#d55e00", "lttng": "#5d3a9b"}
+                "drgn": "#f0e442", "compare": "#d55e00", "lttng": "#5d3a9b",
+                "suite": "#999933"}
 
 CSS = f"""
 body {{ font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #222; max-width: 1300px; }}
@@ -468,7 +470,8 @@ def render(report):
              '<p><a href="#summary">summary</a> · <a href="#seeds">seeds</a> · '
              '<a href="#across">across variants</a> · <a href="#pageblocks">pageblocks</a> · '
              '<a href="#ab">A/B</a> · <a href="#prio">priorities</a> · '
-             '<a href="#timings">timings</a> · <a href="#kinds">by kind</a> · '
+             '<a href="#timings">timings</a> · <a href="#suite">LTTng suite</a> · '
+             '<a href="#kinds">by kind</a> · '
              '<a href="#details">details</a></p>',
              '<h2 id="summary">Summary</h2>', _summary(report),
              '<h2 id="seeds">Seed patches</h2>', _seeds(report),
@@ -488,6 +491,7 @@ def render(report):
     parts += ['<h2 id="prio">Scenario task priorities</h2>', '<div class="figs">'] + \
         [prio_chart(n, v) for n, v in variants.items()] + \
         ["</div>", '<h2 id="timings">Timings</h2>', timing_chart(report),
+         '<h2 id="suite">LTTng\'s own test suite</h2>', suitereport.html(report, _table),
          '<h2 id="kinds">Values by kind</h2>', _kinds(report),
          '<h2 id="details">Details and failures</h2>', _details(report),
          '<footer id="end"><p>Written by harness/report/html.py from report.json.</p>'

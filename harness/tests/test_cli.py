@@ -123,8 +123,19 @@ def test_exit_statuses_are_distinct_and_as_documented():
     assert EXIT == {
         "verdict": 1, "usage": 2, "deps": 3,
         "extract": 10, "patch": 11, "configure": 12, "build": 13, "cache": 14,
-        "module": 20, "initramfs": 21, "symcheck": 22, "lttng": 23,
+        "module": 20, "initramfs": 21, "symcheck": 22, "lttng": 23, "suite": 24,
         "boot": 30, "panic": 31, "oops": 32, "hang": 33, "timeout": 34, "guest": 35,
         "warning": 36, "reboot": 37,
         "gdb": 40, "verify": 41, "vmcore": 42, "drgn": 43, "cluster": 50,
         "mutant": 60, "mutants": 61, "internal": 70, "interrupted": 130}
+
+
+def test_suite_options_without_the_suite_are_usage_errors():
+    usage = EXIT["usage"]
+    for argv, said in ((["--lttng-suite-only", "kernel/test_event_basic"], "need --lttng-suite"),
+                       (["--lttng-suite-timeout", "60"], "need --lttng-suite"),
+                       (["--lttng-suite", "--no-lttng"], "cannot be combined with --no-lttng"),
+                       (["--lttng-suite", "--lttng-suite-timeout", "5"], "at least 10 s")):
+        p = harness("run", *argv, "--runs-dir", "/nonexistent/ksymlab-runs")
+        assert p.returncode == usage, (argv, p.returncode, p.stderr)
+        assert said in p.stderr and p.stderr.count("\n") <= 2, p.stderr

@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from harness.report import assemble, mdtables
+from harness.report.rows import of_variant
 from harness import paths
 from report_fixture import make_report
 
@@ -100,3 +101,34 @@ def test_ktap_of_the_new_shape(tmp_path):
     assert (failed, skipped) == (2, 8)
     assert re.search(rf"Ran {total} tests: passed: {total - 10}, failed: 2, skipped: 8\b",
                      p.stdout), p.stdout[-2000:]
+
+
+def test_ktap_nests_lttng_suite_points_under_their_variant(tmp_path):
+    rep = make_report()
+    tests = [{"name": "regression/kernel/test_event_basic:1 Create session", "result": "pass",
+              "reason": ""},
+             {"name": "regression/kernel/test_event_basic:2 Enable # event", "result": "fail",
+              "reason": "exit 1"},
+             {"name": "regression/kernel/test_userspace_probe:1", "result": "skip",
+              "reason": "no uprobes"}]
+    rep["variants"]["exports"]["lttng_suite"] = {"tests": tests}
+    rep["lttng_suite_regressions"] = [{"variant": "exports", "flagged": True}]
+    lines = assemble.ktap(rep).splitlines()
+    i = lines.index("    # Subtest: lttng-suite")
+    assert lines[i + 1:i + 5] == [
+        "    1..3", "    ok 1 regression/kernel/test_event_basic:1 Create session",
+        "    not ok 2 regression/kernel/test_event_basic:2 Enable event",
+        "    ok 3 regression/kernel/test_userspace_probe:1 # SKIP no uprobes"]
+    n = len(of_variant(rep["variants"]["exports"]))
+    assert lines[i + 5] == f"  not ok {n + 1} lttng-suite"
+    assert f"  1..{n + 1}" in lines
+    kunit = kunit_py()
+    if kunit is None:
+        pytest.skip("no kernel tree with tools/testing/kunit in the cache")
+    (tmp_path / "report.ktap").write_text("\n".join(lines) + "\n")
+    p = subprocess.run([sys.executable, str(kunit.name), "parse", str(tmp_path / "report.ktap")],
+                       cwd=kunit.parent, capture_output=True, text=True, timeout=120)
+    total = sum(len(v["symbols"]) + len(v["values"]) for v in rep["variants"].values())
+    # the three points count as tests of their own: one more failure, one more skip
+    assert re.search(rf"Ran {total + 3} tests: passed: {total - 10 + 1}, failed: 3, "
+                     rf"skipped: 9\b", p.stdout), p.stdout[-2000:]

@@ -1,0 +1,154 @@
+"""Boot suite guests until every kernel test script has run, and read their TAP.
+
+A guest runs the scripts in order (lttng-suite-init), each under a timeout, and
+writes each TAP stream between markers on its own serial port. A guest that
+panics, oopses or goes silent is classified (the QEMU session's faults); the
+script it was in gets that as the end of its stream, and a new guest runs the
+scripts after it, at most RESTARTS times. What ran before the fault is kept."""
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ... import paths
+from ...build import initramfs as base
+from ...errors import HarnessError
+from ...guest.qemu import QemuSession, serial_file_args
+from ...progress import say
+from .. import initramfs as lttng_initramfs
+from ..session import APPEND
+from . import tap
+
+INIT = paths.GUEST / "lttng-suite-init"
+APPLETS = ("sh", "mount", "stty", "reboot", "ifconfig", "sleep", "echo", "cat", "mkdir")
+MEMORY = "2048M"        # ~150 MB of initramfs unpacked, traces, tmpfs
+BEGIN, END = "KSYMLAB-SUITE-BEGIN", "KSYMLAB-SUITE-END"
+DONE = "KSYMLAB-SUITE-DONE"
+RESTARTS = 3
+GRACE = 180             # seconds a guest has beyond its scripts' timeouts
+
+
+@dataclass(frozen=True)
+class Boot:
+    """One suite guest: the scripts it was given, what its TAP port holds, and the
+    fault that ended it (None: it finished)."""
+    scripts: tuple
+    tap_text: str
+    fault: str = None
+
+
+def spec(build_dir, suite_files, params, script_list):
+    files = dict(suite_files)
+    stage = Path(build_dir) / "stage"
+    for f in sorted(stage.rglob("*")):
+        if f.is_file():
+            files["/" + str(f.relative_to(stage))] = f
+    files["/bin/busybox"] = base.BUSYBOX
+    files["/init"] = INIT
+    files["/etc/ksymlab/suite-params"] = Path(params)
+    files["/etc/ksymlab/suite-scripts"] = Path(script_list)
+    files["/etc/group"] = Path(params).with_name("suite-group")
+    files["/etc/passwd"] = Path(params).with_name("suite-passwd")
+    # a host program of the same name (coreutils' cat, echo, ...) wins over busybox's
+    applets = [a for a in APPLETS if f"/bin/{a}" not in files]
+    return lttng_initramfs.cpio_list(files, applets, step="suite", link_copies=True)
+
+
+def blocks(text):
+    """{script: (TAP text, rc or None)} of the BEGIN .. END blocks of a TAP port; a
+    script begun but not ended has rc None."""
+    out, current, lines = {}, None, []
+    for line in text.splitlines():
+        if line.startswith(BEGIN + " "):
+            current, lines = line[len(BEGIN) + 1:].strip(), []
+            out[current] = ("", None)
+        elif line.startswith(END + " ") and current:
+            rc = line.rsplit("rc=", 1)[-1].strip()
+            out[current] = ("\n".join(lines), int(rc) if rc.isdigit() else None)
+            current = None
+        elif current:
+            lines.append(line)
+            out[current] = ("\n".join(lines), None)
+    return out
+
+
+def ended(rc, timeout):
+    if rc == 0:
+        return "exit 0"
+    if rc == 124:
+        return f"timeout after {timeout} s"
+    if rc is not None and rc > 128:
+        return f"killed by signal {rc - 128}"
+    return f"exit {rc}"
+
+
+def results(boots, scripts, timeout):
+    """One tap.Script per script from the boots' TAP ports, in `scripts` order."""
+    out = []
+    for script in scripts:
+        seen = [(b, blocks(b.tap_text).get(script)) for b in boots]
+        seen = [(b, blk) for b, blk in seen if blk is not None]
+        if not seen:
+            # the last guest that was given it, and why it stopped before
+            last = next((b.fault for b in reversed(boots) if script in b.scripts and b.fault),
+                        None)
+            why = f"not run: {last}" if last else "not run"
+            out.append(tap.parse(script, "", ended=why))
+            continue
+        boot, (text, rc) = seen[-1]
+        if rc is None:
+            how = boot.fault or "the guest stopped"
+        else:
+            how = ended(rc, timeout)
+        out.append(tap.parse(script, text, ended=how))
+    return out
+
+
+def run(tree, initrd_for, scripts, vdir, opts, timeout):
+    """Boot until every script ran or RESTARTS guests faulted; return the Boots.
+    `initrd_for(scripts, n)` packs the initramfs of guest n for those scripts."""
+    vdir = Path(vdir)
+    left = list(scripts)
+    boots = []
+    n = 0
+    while left and n <= RESTARTS:
+        n += 1
+        tap_log = vdir / f"suite-tap-{n}.log"
+        if tap_log.exists():
+            tap_log.unlink()
+        initrd = initrd_for(left, n)
+        say("suite", f"{tree.variant}: guest {n}, {len(left)} script(s), {timeout} s each")
+        vm = QemuSession(tree, initrd, vdir, kvm=opts.kvm, append=APPEND, memory=MEMORY,
+                         boot_timeout=len(left) * (timeout + 15) + GRACE,
+                         hang_timeout=opts.hang_timeout,
+                         console_log=vdir / f"suite-console-{n}.log",
+                         data_log=vdir / f"suite-data-{n}.log",
+                         extra_args=serial_file_args(tap_log))
+        fault = None
+        t0 = time.monotonic()
+        try:
+            with vm:
+                for i, script in enumerate(left, 1):
+                    vm.expect_marker(f"KSYMLAB-SUITE-RC {script} ", f"suite: {script}")
+                    say("suite", f"{tree.variant}: {i}/{len(left)} {script} done "
+                                 f"({round(time.monotonic() - t0)} s)")
+                vm.expect_marker(DONE, "suite")
+                vm.wait_poweroff("suite guest")
+        except HarnessError as err:
+            if err.step == "interrupted":
+                raise
+            fault = f"guest {err.step}: {err.message}"
+            say("suite", f"{tree.variant}: guest {n}: {fault}")
+        text = tap_log.read_text(errors="replace") if tap_log.exists() else ""
+        boots.append(Boot(tuple(left), text, fault))
+        if fault is None:
+            break
+        done = blocks(text)
+        if not done:
+            # it faulted before its first script: another guest would do the same
+            say("suite", f"{tree.variant}: guest {n} faulted before any script began; "
+                         "no restart")
+            break
+        # the script the guest was in is over (its stream ends with the fault)
+        left = [s for s in left if s not in done]
+    return boots

@@ -1,0 +1,103 @@
+"""LTTng's own suite in the report: report.json `lttng_suite` and report.md's table
+(script x variant: passed/failed/skipped), the points lost against the line's
+stock variant (compare.py) and every failing point."""
+
+from html import escape as ESC
+
+from ...report import mdtables
+
+
+def collect(variants):
+    """{variant: its lttng_suite entry} of the variants that ran the suite."""
+    return {n: v["lttng_suite"] for n, v in variants.items() if v.get("lttng_suite")}
+
+
+def _counts(entry, script):
+    tests = [t for t in entry.get("tests", []) if t["name"].split(":", 1)[0] == script]
+    if not tests:
+        return ""
+    n = {k: sum(t["result"] == k for t in tests) for k in ("pass", "fail", "skip")}
+    return f"{n['pass']}/{n['fail']}/{n['skip']}"
+
+
+def table(report):
+    """(head, rows) of the script x variant table; ([], []) when no variant ran it."""
+    suite = report.get("lttng_suite") or {}
+    if not suite:
+        return [], []
+    names = list(suite)
+    scripts = []
+    for e in suite.values():
+        for t in e.get("tests", []):
+            s = t["name"].split(":", 1)[0]
+            if s not in scripts:
+                scripts.append(s)
+    return ["script"] + names, [[s] + [_counts(suite[n], s) for n in names] for s in scripts]
+
+
+def failing(report):
+    """[(variant, point)] of every failing point."""
+    return [(n, t) for n, e in (report.get("lttng_suite") or {}).items()
+            for t in e.get("tests", []) if t["result"] == "fail"]
+
+
+def columns(report):
+    """Which LTTng release and kernel each column ran."""
+    return ", ".join(f"{n} LTTng {e.get('lttng_version')} on {e.get('kernel')}"
+                     for n, e in (report.get("lttng_suite") or {}).items())
+
+
+def markdown(report, out):
+    head, rows = table(report)
+    if not head:
+        return
+    out.append("## LTTng's own test suite (lttng-tools' kernel tests)")
+    out.append("")
+    out.append("Per script and variant: points passed/failed/skipped (TAP). The LTTng "
+               "release and kernel of each column: " + columns(report) + ".")
+    out.append("")
+    mdtables.table(out, head, [[f"`{r[0]}`"] + r[1:] for r in rows])
+    regress = report.get("lttng_suite_regressions") or []
+    if regress:
+        out.append(f"{len(regress)} point(s) pass on the line's stock variant and fail here "
+                   "(flagged ones fail the run; a lost feature of the coverage table "
+                   "explains the others):")
+        out.append("")
+        for r in regress:
+            mark = "**flagged**" if r["flagged"] else f"explained: {r['explained_by']}"
+            out.append(f"- {r['variant']} (vs {r['baseline']}): `{r['point']}`: {mark}; "
+                       f"{r['reason']}")
+        out.append("")
+    bad = failing(report)
+    if bad:
+        out.append(f"{len(bad)} failing point(s):")
+        out.append("")
+        for n, t in bad:
+            out.append(f"- {n}: `{t['name']}`: {t['reason']}")
+        out.append("")
+
+
+def html(report, table_html):
+    """report.html's section: the same table, the points lost against stock and the
+    failing points; `table_html(head, rows, row_classes)` is html.py's table."""
+    head, rows = table(report)
+    if not head:
+        return "<p>lttng-tools' tests did not run (<code>--lttng-suite</code>).</p>"
+    out = [f"<p>Points passed/failed/skipped per script: {ESC(columns(report))}."
+           "</p>", table_html(head, rows)]
+    regress = report.get("lttng_suite_regressions") or []
+    if regress:
+        out.append(f"<p>{len(regress)} point(s) pass on the line's stock variant and fail "
+                   "here:</p>")
+        rows = [[r["variant"], r["baseline"], r["point"],
+                 "flagged" if r["flagged"] else f"explained: {r['explained_by']}", r["reason"]]
+                for r in regress]
+        out.append(table_html(["variant", "stock", "point", "verdict", "reason"], rows,
+                              ["bad" if r["flagged"] else "" for r in regress]))
+    bad = failing(report)
+    if bad:
+        out.append(f"<details><summary>{len(bad)} failing point(s)</summary>")
+        out.append(table_html(["variant", "point", "reason"],
+                              [[n, t["name"], t["reason"]] for n, t in bad]))
+        out.append("</details>")
+    return "\n".join(out)

@@ -1,0 +1,78 @@
+"""LTTng's own kernel regression tests on one variant (`run --lttng-suite`).
+
+lttng-tools 2.13.9's tests (tools.py: built on the host from Debian's source),
+run in guests of the variant's kernel with the LTTng modules of its LTTng boot
+(guest.py), every TAP point read (tap.py). The result is report.json's
+`lttng_suite.<variant>`: the LTTng release and kernel, and every point as
+{name, result, reason}; a step that fails (no source, a failed build) is one
+failed point naming it, and the rest of the report is kept."""
+
+import time
+from pathlib import Path
+
+from ...errors import HarnessError
+from ...progress import say
+from .. import initramfs as lttng_initramfs
+from ..build import kernel_release
+from . import guest, rootfs, scripts, tools
+
+DEFAULT_TIMEOUT = 300       # seconds per script in the guest (`timeout -k 10`)
+
+
+def run_suite(variant, tree, lttng_build_dir, vdir, opts, timeout=DEFAULT_TIMEOUT, only=()):
+    """report.json's lttng_suite entry of `variant`; `only`: substrings of the script
+    paths to run (all kernel scripts when empty)."""
+    t0 = time.monotonic()
+    sdir = Path(vdir) / "lttng-suite"
+    sdir.mkdir(parents=True, exist_ok=True)
+    tree_dir = tools.build(opts.cache)
+    found = scripts.kernel_scripts(tree_dir)
+    chosen = [s for s in found if not only or any(o in s for o in only)]
+    if not chosen:
+        raise HarnessError("usage", f"--lttng-suite-only {','.join(only)}: no kernel test "
+                                    f"script matches (there are {len(found)})")
+    files = rootfs.files(tree_dir)
+    params = sdir / "suite-params"
+    params.write_text(f"KSYMLAB_VARIANT={variant.name}\nKSYMLAB_SUITE_TIMEOUT={timeout}\n")
+    params.with_name("suite-group").write_text("root:x:0:\ntracing:x:0:\n")
+    params.with_name("suite-passwd").write_text("root:x:0:0:root:/root:/bin/sh\n")
+
+    def initrd_for(left, n):
+        listing = sdir / f"scripts-{n}"
+        listing.write_text("\n".join(left) + "\n")
+        text = guest.spec(lttng_build_dir, files, params, listing)
+        return lttng_initramfs.pack(text, tree, None, sdir / f"suite-initramfs-{n}",
+                                    variant.name, step="suite")
+
+    say("suite", f"{variant.name}: {len(chosen)} of lttng-tools' kernel test scripts, "
+                 f"LTTng {variant.lttng_version}")
+    boots = guest.run(tree, initrd_for, chosen, sdir, opts, timeout)
+    results = guest.results(boots, chosen, timeout)
+    tests = [{"name": p.name, "result": p.result, "reason": p.reason}
+             for r in results for p in r.points]
+    out = {"lttng_version": variant.lttng_version, "kernel": kernel_release(tree),
+           "tools": tools.TOOLS.version, "timeout_s": timeout, "boots": len(boots),
+           "faults": [b.fault for b in boots if b.fault],
+           "scripts": [{"script": r.script, "planned": r.planned, "ended": r.ended,
+                        "pass": r.count("pass"), "fail": r.count("fail"),
+                        "skip": r.count("skip")} for r in results],
+           "not_selected": [s for s in found if s not in chosen],
+           "tests": tests, "seconds": round(time.monotonic() - t0, 1)}
+    n = {k: sum(t["result"] == k for t in tests) for k in ("pass", "fail", "skip")}
+    say("suite", f"{variant.name}: {n['pass']} passed, {n['fail']} failed, {n['skip']} "
+                 f"skipped in {out['seconds']} s")
+    return out
+
+
+def run_or_failure(variant, tree, lttng_build_dir, vdir, opts, timeout=DEFAULT_TIMEOUT,
+                   only=()):
+    """run_suite, with a failed step (no source, a failed build) as one failed point."""
+    try:
+        return run_suite(variant, tree, lttng_build_dir, vdir, opts, timeout, only)
+    except HarnessError as err:
+        if err.step in ("interrupted", "usage"):
+            raise
+        say("error", f"suite: {err.one_line()}")
+        return {"lttng_version": variant.lttng_version, "error": err.step,
+                "tests": [{"name": "suite:0 (not run)", "result": "fail",
+                           "reason": err.one_line()}]}

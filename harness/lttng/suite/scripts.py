@@ -1,0 +1,30 @@
+"""Which of lttng-tools' test scripts target the kernel domain.
+
+Every test_* under tests/regression/kernel/, and every test_* under
+tests/regression/tools/ whose text drives the kernel tracer: it enables a
+kernel channel or event, or checks the kernel modules, through utils.sh's
+helpers or `lttng ... -k/--kernel`. Read from the built tree, so a release that
+adds a script is run without a change here."""
+
+import re
+from pathlib import Path
+
+KERNEL_HINT = re.compile(r"validate_lttng_modules_present|check_skip_kernel_test|"
+                         r"lttng_enable_kernel|enable_kernel_lttng|--kernel\b|\s-k\s")
+
+
+def _is_script(f):
+    if not f.is_file() or not f.name.startswith("test_") or f.suffix in (".c", ".o", ".py"):
+        return False
+    head = f.read_bytes()[:64]
+    return head.startswith(b"#!") and b"bash" in head.splitlines()[0]
+
+
+def kernel_scripts(tree):
+    """Paths relative to tests/ ("regression/kernel/test_event_basic", ...), sorted."""
+    tests = Path(tree) / "tests"
+    out = [f for f in sorted((tests / "regression" / "kernel").glob("test_*")) if _is_script(f)]
+    for f in sorted((tests / "regression" / "tools").glob("*/test_*")):
+        if _is_script(f) and KERNEL_HINT.search(f.read_text(errors="replace")):
+            out.append(f)
+    return [str(f.relative_to(tests)) for f in out]

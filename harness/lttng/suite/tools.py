@@ -1,0 +1,104 @@
+"""lttng-tools built from Debian's source package, for its regression tests.
+
+The tests run the binaries of the build tree they belong to
+($TESTDIR/../src/bin/...) and the test programs built beside them, so the
+suite needs a build of the whole tree, not Debian's binary package. It is
+configured without lttng-ust (the kernel tests do not use it) and its programs
+are linked with libtool's -no-install, so that each is an ELF file rather than
+a libtool wrapper naming this host's build path (the libraries it needs, the
+tree's own liblttng-ctl among them, go into the guest's /lib; rootfs.py).
+Shared libraries stay on: a test program needs one (userspace-probe-elf-binary's
+libfoo.so). Built on the host, never run here: the guest runs it. Cached by the
+pin and the build arguments."""
+
+import hashlib
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+from ...build import cache as cachemod
+from ...errors import HarnessError
+from ...proc import discard, run_logged
+from ...progress import say
+from ..archive import Pin, source
+
+# Debian 12's lttng-tools source (the userspace the LTTng boots run), checksums
+# from bookworm's Sources index; the pin is the upstream tarball's sha256.
+TOOLS = Pin("ltt-control", "2.13.9-1+deb12u1",
+            "8d94dc95b608cf70216b01203a3f8242b97a232db2e23421a2f43708da08f337",
+            suite="bookworm")
+CONFIGURE = ("--without-lttng-ust", "--disable-man-pages", "--prefix=/usr")
+MAKE = ("-j2", "LDFLAGS=-no-install")
+# What the guest runs, each checked to be an ELF file after the build.
+PROGRAMS = ("src/bin/lttng/lttng", "src/bin/lttng-sessiond/lttng-sessiond",
+            "src/bin/lttng-consumerd/lttng-consumerd", "src/bin/lttng-relayd/lttng-relayd")
+LAYOUT_VERSION = "2"
+
+
+def key():
+    h = hashlib.sha256(f"{TOOLS.spec}\0{TOOLS.sha256}\0{' '.join(CONFIGURE)}\0"
+                       f"{' '.join(MAKE)}\0"
+                       f"layout={LAYOUT_VERSION}".encode())
+    return h.hexdigest()[:20]
+
+
+def is_elf(path):
+    with open(path, "rb") as f:
+        return f.read(4) == b"\x7fELF"
+
+
+def _beat(log):
+    n = sum(1 for line in open(log, errors="replace") if line.strip().startswith("CC"))
+    say("suite", f"lttng-tools build: {n} objects so far")
+
+
+def build(cache):
+    """The built lttng-tools tree (<cache>/lttng/tools/<key>/tree), built once."""
+    k = key()
+    out = Path(cache) / "lttng" / "tools" / k
+    with cachemod.entry(out.parent / f"{k}.lock", (out / "done").exists) as e:
+        if not e.missing:
+            return out / "tree"
+        if out.exists():
+            discard(out)
+        out.mkdir(parents=True)
+        log = out / "build.log"
+        tarball = source(TOOLS, cache, out / "source", log)
+        (out / "unpack").mkdir()
+        run_logged("suite", ["tar", "-xf", str(tarball), "-C", str(out / "unpack")], log)
+        (top,) = [d for d in (out / "unpack").iterdir() if d.is_dir()]
+        top.rename(out / "tree")
+        tree = out / "tree"
+        t0 = time.monotonic()
+        say("suite", f"configuring and building lttng-tools {TOOLS.version} in {tree}")
+        run_logged("suite", ["./configure", *CONFIGURE], log, cwd=tree)
+        run_logged("suite", ["make", *MAKE], log, cwd=tree, beat=_beat, beat_every=30)
+        for prog in PROGRAMS:
+            p = tree / prog
+            if not p.is_file() or not is_elf(p):
+                raise HarnessError("suite", f"{p}: not an ELF program after the build "
+                                   "(a libtool wrapper? make must say LDFLAGS=-no-install)",
+                                   log)
+        _prune(tree)
+        secs = round(time.monotonic() - t0, 1)
+        (out / "facts").write_text(f"version={TOOLS.version}\nbuild_seconds={secs}\n")
+        (out / "done").write_text(k + "\n")
+        say("suite", f"built lttng-tools in {secs} s")
+        e.built()
+        return tree
+
+
+def _prune(tree):
+    """Objects and static archives are not run: drop them (most of the tree's size)."""
+    for pattern in ("*.o", "*.lo", "*.a"):
+        for f in tree.rglob(pattern):
+            if f.is_file():
+                f.unlink()
+    for d in list(tree.rglob(".deps")):
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def size(tree):
+    p = subprocess.run(["du", "-sb", str(tree)], capture_output=True, text=True)
+    return int(p.stdout.split()[0]) if p.returncode == 0 else None

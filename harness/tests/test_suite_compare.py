@@ -1,0 +1,117 @@
+"""The suite's comparison rule (harness/lttng/suite/compare.py) on doctored reports:
+a point that passes on a line's stock variant and fails on exports fails the run;
+a lost feature of the coverage table explains it; another line's stock is no
+baseline; a cut-short stream on exports still counts against stock's points."""
+
+from harness.lttng.suite import compare
+from harness.report import assemble
+
+
+def _t(name, result, reason=""):
+    return {"name": name, "result": result, "reason": reason}
+
+
+STOCK_TESTS = [_t("regression/kernel/test_event_basic:1 Create session", "pass"),
+               _t("regression/kernel/test_event_basic:2 Enable event", "pass"),
+               _t("regression/kernel/test_callstack:1 Callstack user", "pass"),
+               _t("regression/kernel/test_userspace_probe:1 uprobe", "skip", "no uprobes")]
+
+
+def _variant(role, line, tests, lost_words=()):
+    values = [{"kind": "lttng-coverage", "key": "stack_trace_save_user",
+               "sources": {"how": "not available (wrapper built without lookups)"
+                           if "callstack-user context" in lost_words else "export",
+                           "feature": "works"},
+               "info": {"feature": "callstack-user context"}}]
+    return {"role": role, "kernel_line": line, "verdict": "pass", "values": values,
+            "lttng_suite": {"lttng_version": "2.13.9", "kernel": "6.1.0", "tests": tests}}
+
+
+def _run(exports_tests, lost_words=(), line="6.1"):
+    return {"stock": _variant("stock", "6.1", STOCK_TESTS),
+            "exports": _variant("exports", line, exports_tests, lost_words)}
+
+
+def test_identical_results_flag_nothing_and_the_run_passes():
+    v = _run(STOCK_TESTS)
+    rows = compare.regressions(v)
+    assert rows == []
+    assert assemble.overall_verdict(v, [], [], rows) == "pass"
+
+
+def test_a_point_failing_on_exports_only_fails_the_run():
+    doctored = list(STOCK_TESTS)
+    doctored[1] = _t("regression/kernel/test_event_basic:2 Enable event", "fail", "exit 1")
+    v = _run(doctored)
+    rows = compare.regressions(v)
+    assert [(r["variant"], r["baseline"], r["point"], r["flagged"]) for r in rows] == [
+        ("exports", "stock", "regression/kernel/test_event_basic:2 Enable event", True)]
+    assert assemble.overall_verdict(v, [], [], rows) == "fail"
+
+
+def test_a_lost_feature_of_the_coverage_table_explains_its_scripts_points_only():
+    doctored = list(STOCK_TESTS)
+    doctored[2] = _t("regression/kernel/test_callstack:1 Callstack user", "fail", "empty stack")
+    rows = compare.regressions(_run(doctored, lost_words=("callstack-user context",)))
+    assert len(rows) == 1 and rows[0]["flagged"] is False
+    assert rows[0]["explained_by"] == "callstack-user context"
+    assert rows[0]["reason"].startswith("lost feature: callstack-user context")
+    # the same loss does not excuse a point of another script
+    doctored[0] = _t("regression/kernel/test_event_basic:1 Create session", "fail")
+    rows = compare.regressions(_run(doctored, lost_words=("callstack-user context",)))
+    assert [r["flagged"] for r in rows] == [True, False]
+
+
+def test_a_stream_cut_short_on_exports_counts_against_stocks_passing_points():
+    cut = [_t("regression/kernel/test_event_basic:1 Create session", "pass"),
+           _t("regression/kernel/test_event_basic:2 (not run)", "fail",
+              "TAP stream cut short: guest panic"),
+           _t("regression/kernel/test_callstack:0 (no TAP)", "fail", "not run: guest panic")]
+    rows = compare.regressions(_run(cut))
+    assert [(r["point"].split(" ")[0], r["flagged"]) for r in rows] == [
+        ("regression/kernel/test_event_basic:2", True),
+        ("regression/kernel/test_callstack:1", True)]
+    assert rows[1]["reason"] == "not run: guest panic"
+
+
+def test_a_failed_suite_step_loses_every_point_and_a_skip_is_not_a_loss():
+    failed = [_t("suite:0 (not run)", "fail", "suite: lttng-tools build failed")]
+    rows = compare.regressions(_run(failed))
+    assert len(rows) == 4 and all(r["flagged"] for r in rows)
+    assert rows[0]["point"] == "suite" and "lttng-tools build failed" in rows[0]["reason"]
+
+
+def test_a_stock_suite_that_ran_nothing_fails_the_run_itself():
+    v = _run(STOCK_TESTS)
+    v["stock"]["lttng_suite"]["tests"] = [_t("regression/kernel/test_a:0 (no TAP)", "fail",
+                                             "not run: guest panic")]
+    rows = compare.regressions(v)
+    assert [(r["variant"], r["point"], r["flagged"]) for r in rows] == [
+        ("stock", "suite", True)]
+    assert assemble.overall_verdict(v, [], [], rows) == "fail"
+    skipped = [dict(t, result="skip") if t["result"] == "pass" else t for t in STOCK_TESTS]
+    assert compare.regressions(_run(skipped)) == []
+
+
+def test_only_the_stock_variant_of_the_same_kernel_line_is_a_baseline():
+    doctored = [dict(t, result="fail") if t["name"].endswith("session") else t
+                for t in STOCK_TESTS]
+    assert len(compare.regressions(_run(doctored, line="6.1"))) == 1
+    assert compare.regressions(_run(doctored, line="6.12")) == []
+
+
+def test_report_html_and_md_show_the_table_and_the_flagged_point():
+    from harness.report import html
+    from harness.lttng.suite import report
+    doctored = list(STOCK_TESTS)
+    doctored[1] = _t("regression/kernel/test_event_basic:2 Enable event", "fail", "exit 1")
+    v = _run(doctored)
+    rep = {"variants": v, "lttng_suite": {n: x["lttng_suite"] for n, x in v.items()},
+           "lttng_suite_regressions": compare.regressions(v), "run_id": "t"}
+    page = report.html(rep, html._table)
+    assert "<td>regression/kernel/test_event_basic</td><td>2/0/0</td><td>1/1/0</td>" in page
+    assert '<tr class="bad"><td>exports</td><td>stock</td>' in page
+    out = []
+    from harness.lttng.suite import report
+    report.markdown(rep, out)
+    assert any("**flagged**" in x and "test_event_basic:2" in x for x in out)

@@ -1,0 +1,112 @@
+"""LTTng's own suite, host side without a guest: which scripts are kernel tests, how
+a suite guest's TAP port becomes points (a fault mid-script, a script never run),
+and the report's table (harness/lttng/suite/)."""
+
+from harness.lttng.suite import guest, report, scripts
+
+
+def _script(path, text):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def test_kernel_scripts_are_the_kernel_folder_and_the_tools_tests_that_drive_the_kernel(
+        tmp_path):
+    t = tmp_path / "tests" / "regression"
+    _script(t / "kernel" / "test_event_basic", "#!/bin/bash\ncreate_lttng_session_ok\n")
+    _script(t / "kernel" / "test_helper.py", "#!/usr/bin/python3\n")
+    _script(t / "kernel" / "select_poll_epoll.c", "int main(void) { return 0; }\n")
+    _script(t / "tools" / "snapshots" / "test_kernel",
+            "#!/bin/bash\nlttng_enable_kernel_event $S sched_switch\n")
+    _script(t / "tools" / "snapshots" / "test_ust", "#!/bin/bash\nenable_ust_lttng_event\n")
+    _script(t / "tools" / "tracker" / "test_event_tracker",
+            "#!/bin/bash\n$LTTNG track -k --pid 1\n")
+    assert scripts.kernel_scripts(tmp_path) == [
+        "regression/kernel/test_event_basic", "regression/tools/snapshots/test_kernel",
+        "regression/tools/tracker/test_event_tracker"]
+
+
+PORT_1 = """\
+KSYMLAB-SUITE-BEGIN regression/kernel/test_a
+1..2
+ok 1 - one
+ok 2 - two
+KSYMLAB-SUITE-END regression/kernel/test_a rc=0
+KSYMLAB-SUITE-BEGIN regression/kernel/test_b
+1..3
+ok 1 - one
+"""
+PORT_2 = """\
+KSYMLAB-SUITE-BEGIN regression/kernel/test_c
+1..1
+not ok 1 - slow
+KSYMLAB-SUITE-END regression/kernel/test_c rc=124
+"""
+SCRIPTS = ["regression/kernel/test_a", "regression/kernel/test_b", "regression/kernel/test_c",
+           "regression/kernel/test_d"]
+
+
+def test_a_panic_mid_script_keeps_what_ran_and_the_next_guest_goes_on():
+    boots = [guest.Boot(tuple(SCRIPTS), PORT_1, "guest panic: Kernel panic - not syncing"),
+             guest.Boot(tuple(SCRIPTS[2:]), PORT_2, "guest hang: no console output for 180 s")]
+    a, b, c, d = guest.results(boots, SCRIPTS, 300)
+    assert [p.result for p in a.points] == ["pass", "pass"] and a.ended == "complete"
+    assert [p.result for p in b.points] == ["pass", "fail", "fail"]
+    assert b.points[1].reason == "TAP stream cut short: guest panic: Kernel panic - not syncing"
+    assert c.ended == "timeout after 300 s" and c.points[0].result == "fail"
+    # test_d never began: one failed point naming the last fault
+    assert [(p.name, p.result) for p in d.points] == [("regression/kernel/test_d:0 (no TAP)",
+                                                       "fail")]
+    assert "not run: guest hang" in d.points[0].reason
+
+
+def test_blocks_and_how_a_script_ended():
+    got = guest.blocks(PORT_1)
+    assert got["regression/kernel/test_a"] == ("1..2\nok 1 - one\nok 2 - two", 0)
+    assert got["regression/kernel/test_b"] == ("1..3\nok 1 - one", None)
+    assert guest.ended(0, 300) == "exit 0"
+    assert guest.ended(124, 300) == "timeout after 300 s"
+    assert guest.ended(137, 300) == "killed by signal 9"
+    assert guest.ended(1, 300) == "exit 1"
+
+
+def test_the_report_table_counts_points_per_script_and_lists_every_failure():
+    entry = {"lttng_version": "2.13.18", "kernel": "6.12.118",
+             "tests": [{"name": "kernel/test_a:1 one", "result": "pass", "reason": ""},
+                       {"name": "kernel/test_a:2 two", "result": "fail", "reason": "boom"},
+                       {"name": "kernel/test_a:3", "result": "skip", "reason": "no uprobe"}]}
+    variants = {"exports-6.12": {"lttng_suite": entry}, "bpf13": {}}
+    rep = {"lttng_suite": report.collect(variants)}
+    assert list(rep["lttng_suite"]) == ["exports-6.12"]
+    out = []
+    report.markdown(rep, out)
+    assert "| `kernel/test_a` | 1/1/1 |" in out
+    assert "- exports-6.12: `kernel/test_a:2 two`: boom" in out
+    assert any("exports-6.12 LTTng 2.13.18 on 6.12.118" in line for line in out)
+    empty = []
+    report.markdown({"lttng_suite": {}}, empty)
+    assert empty == []
+
+
+def test_the_guest_takes_only_the_listed_parts_of_host_packages():
+    from harness.lttng.suite import rootfs
+    got = rootfs.package_files("binutils", ("/usr/bin/addr2line",))
+    assert list(got) == ["/usr/bin/addr2line"]
+    py = rootfs.package_files("libpython3.11-minimal", rootfs.PYLIB)
+    assert "/usr/lib/python3.11/subprocess.py" in py
+    assert not [g for g in py if "__pycache__" in g]
+    # /bin merges into /usr/bin: both paths (scripts call /bin/true)
+    assert {"/usr/bin/bash", "/bin/bash"} <= set(rootfs.package_files("bash"))
+
+
+def test_copies_of_one_host_file_are_packed_once(tmp_path):
+    from harness.lttng import initramfs
+    a = tmp_path / "perl"
+    a.write_text("x")
+    (tmp_path / "perl5").hardlink_to(a)
+    files = {"/usr/bin/perl": a, "/usr/bin/perl5.36.0": tmp_path / "perl5"}
+    text = initramfs.cpio_list(files, (), link_copies=True)
+    assert f"file /usr/bin/perl {a} 0644 0 0" in text
+    assert "slink /usr/bin/perl5.36.0 /usr/bin/perl 0777 0 0" in text
+    plain = initramfs.cpio_list(files, ())
+    assert "slink" not in plain.split("busybox")[-1] and plain.count("file /usr/bin/perl") == 2
