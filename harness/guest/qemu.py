@@ -61,7 +61,8 @@ RAMDISK_APPEND = "brd.rd_nr=2 brd.rd_size=16384 brd.max_part=4"
 # Console patterns that end a boot early, in the order they are checked.
 FAULTS = [
     ("panic", r"Kernel panic - not syncing[^\r\n]*"),
-    ("oops", r"(?:BUG: [^\r\n]*|Oops: [^\r\n]*|general protection fault[^\r\n]*)"),
+    # not "traps: prog[pid] general protection fault ip:...": a user program's fault
+    ("oops", r"(?:BUG: [^\r\n]*|Oops: [^\r\n]*|general protection fault(?! ip:)[^\r\n]*)"),
     ("warning", r"WARNING: [^\r\n]*"),
     ("guest", r"KSYMLAB-ERROR[^\r\n]*"),
 ]

@@ -17,6 +17,9 @@ from ..checks.model import Check
 NAMES = {
     "task_prio": ("prio", "prio context"),
     "stack_trace_save_user": ("callstack_user", "callstack-user context"),
+    # handed over through a variable (func_name), not a literal: lttng-tools'
+    # test_callstack exercises it (the LTTng session does not)
+    "stack_trace_save": (None, "callstack-kernel context"),
     "get_pfnblock_flags_mask": ("kmem", "kmem probe (pageblock migratetype)"),
     "global_wb_domain": ("writeback", "writeback dirty_limit/setpoint"),
     "block_class": ("statedump_block", "statedump of block devices"),

@@ -16,6 +16,9 @@ pytest session, instead of each making its own:
                 6.12 line, with and without the seed series (the probe-module
                 boots come with it). Read by test_lttng_612_e2e.
 
+Both run lttng-tools' own tests after each LTTng boot (`--lttng-suite`), the
+scripts of SUITE_SCRIPTS only (test_lttng_suite_e2e).
+
 Why one run can serve them all: --keep-vmcore only keeps the file drgn read (the
 comparison is the same), --jobs 4 only runs the four guests at once, and the
 fresh copy holds the same files as the repository (only symcheck/build, which is
@@ -139,6 +142,18 @@ def unchanged(run):
     assert not changed, f"a test changed the shared run directory {run.latest}: {changed[:10]}"
 
 
+# lttng-tools' kernel test scripts the shared runs give --lttng-suite-only: the
+# ones that exercise what LTTng resolves by name (the callstack context:
+# stack_trace_save_user; every kernel event, the kmem and writeback probes among
+# them: get_pfnblock_flags_mask, global_wb_domain; the statedump's block devices
+# and interrupts: block_class, disk_type, irq_to_desc) and the basic session
+# test. About 60 s of guest time a variant; the whole suite is `make run
+# RUN_ARGS=--lttng-suite` (docs/lttng.md).
+SUITE_SCRIPTS = ("kernel/test_all_events", "kernel/test_callstack", "kernel/test_event_basic",
+                 "tools/regen-statedump/test_kernel")
+SUITE_ARGS = ("--lttng-suite", "--lttng-suite-only", ",".join(SUITE_SCRIPTS))
+
+
 @pytest.fixture(scope="session")
 def default_run(tmp_path_factory):
     """The default variants of the 6.1 line, run once for the session from a fresh copy
@@ -149,7 +164,7 @@ def default_run(tmp_path_factory):
     runs = work / "runs"
     env = {k: v for k, v in os.environ.items() if k != "KSYMLAB_RUNS"}
     p = subprocess.run([sys.executable, "-m", "harness", "run", "--jobs", "4",
-                        "--keep-vmcore", "--runs-dir", str(runs)], cwd=clone,
+                        "--keep-vmcore", *SUITE_ARGS, "--runs-dir", str(runs)], cwd=clone,
                        capture_output=True, text=True, timeout=COLD_RUN_TIMEOUT,
                        stdin=subprocess.DEVNULL, env=env)
     (work / "stderr.txt").write_text(p.stderr)
@@ -169,8 +184,8 @@ def lttng_612_run(tmp_path_factory):
     """LTTng 2.13.18 on the 6.12 line, run once for the session from the repository;
     its tests carry prebuild("stock-6.12", "exports-6.12")."""
     runs = tmp_path_factory.mktemp("lttng-612-run") / "runs"
-    p = harness("run", "--variants", ",".join(LTTNG_612_VARIANTS), "--runs-dir", str(runs),
-                timeout=COLD_RUN_TIMEOUT)
+    p = harness("run", "--variants", ",".join(LTTNG_612_VARIANTS), *SUITE_ARGS,
+                "--runs-dir", str(runs), timeout=COLD_RUN_TIMEOUT)
     if not (runs / "latest" / "report.json").is_file():
         pytest.fail(f"the 6.12 LTTng run wrote no report (exit {p.returncode}):\n"
                     f"{p.stderr[-3000:]}")

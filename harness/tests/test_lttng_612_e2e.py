@@ -26,6 +26,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.prebuild("stock-6.12", "exports-6.12"
 HOW = {
     "exports-6.12": {
         "stack_trace_save_user": "export",
+        "stack_trace_save": "export",
         "get_pfnblock_flags_mask": "export",
         "block_class": "export (gendisk_block_class())",
         "disk_type": "export (gendisk_device_type())",
@@ -33,8 +34,8 @@ HOW = {
         "irq_to_desc": "not available (wrapper built without lookups)",
     },
     "stock-6.12": {n: "kprobe trick (kallsyms_lookup_name)" for n in (
-        "stack_trace_save_user", "get_pfnblock_flags_mask", "block_class", "disk_type",
-        "global_wb_domain", "irq_to_desc")},
+        "stack_trace_save_user", "stack_trace_save", "get_pfnblock_flags_mask", "block_class",
+        "disk_type", "global_wb_domain", "irq_to_desc")},
 }
 
 

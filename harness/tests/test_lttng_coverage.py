@@ -149,3 +149,15 @@ def test_an_lttng_row_names_its_release_wherever_it_is_shown():
         == "prio/x (ksym-nice, LTTng 2.13.9)"
     assert label({"key": "prio/x", "info": {"comm": "ksym-nice"}}) == "prio/x (ksym-nice)"
     assert label({"key": "k", "label": "L", "info": {}}) == "L"
+
+
+def test_a_name_handed_over_through_a_variable_is_a_lookup_of_its_own(build_dir):
+    # only stack_trace_save_user is in build_dir: its string must not count for
+    # stack_trace_save (the strings are compared whole, not as prefixes)
+    assert coverage.how(build_dir, kallsyms=True)["stack_trace_save"].startswith("not used")
+    _obj(build_dir, "cs", "extern unsigned long lookup(const char *);\n"
+         "unsigned long g(void) { const char *func_name = \"stack_trace_save\";\n"
+         "return lookup(func_name); }\n")
+    assert coverage.how(build_dir, kallsyms=True)["stack_trace_save"].startswith("kprobe")
+    assert coverage.how(build_dir, kallsyms=False)["stack_trace_save"].startswith(
+        "not available")

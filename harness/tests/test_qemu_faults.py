@@ -218,3 +218,16 @@ def test_kaslr_boots_a_guest_with_six_movable_candidate_blocks(tmp_path):
     assert memory == "1024M" and "movablecore=912M" in append and "nokaslr" not in append
     memory, append = args(memory="1024M")
     assert memory == "1024M" and "movablecore=400M" in append
+
+
+def test_a_user_programs_general_protection_fault_is_not_a_kernel_oops():
+    import re
+    from harness.guest.qemu import FAULTS
+    oops = re.compile(dict(FAULTS)["oops"])
+    user = ("traps: select_poll_epo[2111] general protection fault ip:7f05c8578740 "
+            "sp:7ffe798c5b70 error:0 in libpopt.so.0[7f05c8577000+8000]")
+    assert oops.search(user) is None
+    for kernel in ("general protection fault, probably for non-canonical address "
+                   "0xdead000000000100: 0000 [#1] PREEMPT SMP NOPTI",
+                   "general protection fault: 0000 [#1] SMP"):
+        assert oops.search(kernel).group(0) == kernel

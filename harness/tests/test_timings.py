@@ -17,7 +17,7 @@ def with_drgn_and_lttng(rep):
 
 def test_the_step_names():
     assert steps.GUEST == ("module", "initramfs", "boot", "gdb", "guest_rest", "drgn",
-                           "compare", "lttng")
+                           "compare", "lttng", "suite")
     assert steps.TIMED == ("kernel",) + steps.GUEST
     assert steps.KERNEL_BUILD == ("extract", "copy", "patch", "configure", "build")
 

@@ -12,6 +12,7 @@ and the lttng-coverage rows (sources.how, sources.feature, info.feature)."""
 # under tests/) whose points depend on it.
 SERVES = {
     "callstack-user context": ("regression/kernel/test_callstack",),
+    "callstack-kernel context": ("regression/kernel/test_callstack",),
     "userspace probes": ("regression/kernel/test_userspace_probe",),
     "statedump of interrupts": ("regression/tools/regen-statedump/",),
     "statedump of block devices": ("regression/tools/regen-statedump/",),

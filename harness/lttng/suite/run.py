@@ -34,13 +34,18 @@ def run_suite(variant, tree, lttng_build_dir, vdir, opts, timeout=DEFAULT_TIMEOU
     files = rootfs.files(tree_dir)
     params = sdir / "suite-params"
     params.write_text(f"KSYMLAB_VARIANT={variant.name}\nKSYMLAB_SUITE_TIMEOUT={timeout}\n")
-    params.with_name("suite-group").write_text("root:x:0:\ntracing:x:0:\n")
-    params.with_name("suite-passwd").write_text("root:x:0:0:root:/root:/bin/sh\n")
+    etc = sdir / "etc"
+    etc.mkdir(exist_ok=True)
+    (etc / "group").write_text("root:x:0:\ntracing:x:0:\n")
+    (etc / "passwd").write_text("root:x:0:0:root:/root:/bin/sh\n")
+    # the live and streaming tests connect to net://localhost
+    (etc / "hosts").write_text("127.0.0.1 localhost\n::1 localhost\n")
+    (etc / "nsswitch.conf").write_text("passwd: files\ngroup: files\nhosts: files\n")
 
     def initrd_for(left, n):
         listing = sdir / f"scripts-{n}"
         listing.write_text("\n".join(left) + "\n")
-        text = guest.spec(lttng_build_dir, files, params, listing)
+        text = guest.spec(lttng_build_dir, files, params, listing, etc)
         return lttng_initramfs.pack(text, tree, None, sdir / f"suite-initramfs-{n}",
                                     variant.name, step="suite")
 
