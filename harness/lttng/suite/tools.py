@@ -13,7 +13,6 @@ pin and the build arguments."""
 
 import hashlib
 import shutil
-import subprocess
 import time
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from ...errors import HarnessError
 from ...proc import discard, run_logged
 from ...progress import say
 from ..archive import Pin, source
+from .rootfs import is_elf
 
 # Debian 12's lttng-tools source (the userspace the LTTng boots run), checksums
 # from bookworm's Sources index; the pin is the upstream tarball's sha256.
@@ -41,11 +41,6 @@ def key():
                        f"{' '.join(MAKE)}\0"
                        f"layout={LAYOUT_VERSION}".encode())
     return h.hexdigest()[:20]
-
-
-def is_elf(path):
-    with open(path, "rb") as f:
-        return f.read(4) == b"\x7fELF"
 
 
 def _beat(log):
@@ -97,8 +92,3 @@ def _prune(tree):
                 f.unlink()
     for d in list(tree.rglob(".deps")):
         shutil.rmtree(d, ignore_errors=True)
-
-
-def size(tree):
-    p = subprocess.run(["du", "-sb", str(tree)], capture_output=True, text=True)
-    return int(p.stdout.split()[0]) if p.returncode == 0 else None
