@@ -17,19 +17,20 @@ STOCK_TESTS = [_t("regression/kernel/test_event_basic:1 Create session", "pass")
                _t("regression/kernel/test_userspace_probe:1 uprobe", "skip", "no uprobes")]
 
 
-def _variant(role, line, tests, lost_words=()):
+def _variant(role, line, tests, lost_words=(), status="lost (as expected)"):
+    lost = "callstack-user context" in lost_words
     values = [{"kind": "lttng-coverage", "key": "stack_trace_save_user",
                "sources": {"how": "not available (wrapper built without lookups)"
-                           if "callstack-user context" in lost_words else "export",
-                           "feature": "works"},
+                           if lost else "export",
+                           "feature": status if lost else "works"},
                "info": {"feature": "callstack-user context"}}]
     return {"role": role, "kernel_line": line, "verdict": "pass", "values": values,
             "lttng_suite": {"lttng_version": "2.13.9", "kernel": "6.1.0", "tests": tests}}
 
 
-def _run(exports_tests, lost_words=(), line="6.1"):
+def _run(exports_tests, lost_words=(), line="6.1", status="lost (as expected)"):
     return {"stock": _variant("stock", "6.1", STOCK_TESTS),
-            "exports": _variant("exports", line, exports_tests, lost_words)}
+            "exports": _variant("exports", line, exports_tests, lost_words, status)}
 
 
 def test_identical_results_flag_nothing_and_the_run_passes():
@@ -115,3 +116,17 @@ def test_report_html_and_md_show_the_table_and_the_flagged_point():
     from harness.lttng.suite import report
     report.markdown(rep, out)
     assert any("**flagged**" in x and "test_event_basic:2" in x for x in out)
+
+
+def test_a_name_the_build_cannot_resolve_is_no_excuse_when_its_rows_fail():
+    # a port whose export detection is broken (patches/lttng doctored: the user
+    # stack export looked for under a wrong name): the coverage row says "not
+    # available" and "wrong or missing", not lost as the variant file expects
+    doctored = list(STOCK_TESTS)
+    doctored[2] = _t("regression/kernel/test_callstack:1 Callstack user", "fail")
+    for status in ("wrong or missing (see the lttng rows)", "not exercised by the session"):
+        rows = compare.regressions(_run(doctored, ("callstack-user context",), status=status))
+        assert [(r["flagged"], r["explained_by"]) for r in rows] == [(True, None)], status
+    rows = compare.regressions(_run(doctored, ("callstack-user context",),
+                                    status="lost: no lttng_statedump_interrupt event"))
+    assert [r["flagged"] for r in rows] == [False]
