@@ -51,7 +51,12 @@ def run_lttng(variant, tree, vdir, opts, series=None, kallsyms=None, prio=True):
     facts["initramfs_bytes"] = initrd.stat().st_size
     facts["initramfs_s"] = round(time.monotonic() - t0, 1)
     # gdb's reading at the quiet point is also ldir/gdb.json
-    data, port, truth, facts["guest_s"] = session.boot(tree, initrd, ldir, opts)
+    try:
+        data, port, truth, facts["guest_s"] = session.boot(tree, initrd, ldir, opts)
+    except HarnessError as err:
+        # the build is good: lttng-tools' suite can still judge it (--lttng-suite)
+        err.lttng_build_dir = str(out)
+        raise
     t0 = time.monotonic()
     guest = guestlines.parse(data)
     facts["trace_bytes"] = session.decode_trace(port, ldir / "trace")
@@ -90,8 +95,10 @@ def rows_or_failure(variant, tree, vdir, opts):
         row = Check("lttng", "boot", {"lttng": err.step}, False,
                     {"message": err.message, "log": str(err.log) if err.log else None,
                      "excerpt": err.excerpt}, f"the LTTng step failed: {err.step}")
-        return with_version((row,), variant.lttng_version), \
-            {"version": variant.lttng_version, "error": err.step,
-             "wall_s": round(time.monotonic() - t0, 1)}
+        facts = {"version": variant.lttng_version, "error": err.step,
+                 "wall_s": round(time.monotonic() - t0, 1)}
+        if getattr(err, "lttng_build_dir", None):
+            facts["build_dir"] = err.lttng_build_dir
+        return with_version((row,), variant.lttng_version), facts
     facts["wall_s"] = round(time.monotonic() - t0, 1)
     return rows, facts

@@ -110,3 +110,38 @@ def test_copies_of_one_host_file_are_packed_once(tmp_path):
     assert "slink /usr/bin/perl5.36.0 /usr/bin/perl 0777 0 0" in text
     plain = initramfs.cpio_list(files, ())
     assert "slink" not in plain.split("busybox")[-1] and plain.count("file /usr/bin/perl") == 2
+
+
+def _lttng_run_failing(monkeypatch, tmp_path, where):
+    """rows_or_failure with every host step stubbed and `where` raising a fault."""
+    from types import SimpleNamespace
+    from harness.errors import HarnessError
+    from harness.lttng import run as lttngrun
+    out = tmp_path / "build"
+    out.mkdir(exist_ok=True)
+    (out / "build.log").write_text("")
+
+    def fault(*a, **k):
+        raise HarnessError("oops", "BUG: kernel NULL pointer dereference")
+    steps = {"build": lambda *a, **k: out, "boot": lambda *a, **k: None}
+    steps[where] = fault
+    monkeypatch.setattr(lttngrun.lbuild, "build", steps["build"])
+    monkeypatch.setattr(lttngrun.lbuild, "publish", lambda *a: out)
+    monkeypatch.setattr(lttngrun.symaudit, "read", lambda *a: ({}, {}, None))
+    monkeypatch.setattr(lttngrun.symaudit, "summary", lambda *a: {})
+    monkeypatch.setattr(lttngrun.fetch, "userspace_root", lambda *a: tmp_path)
+    monkeypatch.setattr(lttngrun.initramfs, "build", lambda *a, **k: out / "build.log")
+    monkeypatch.setattr(lttngrun.session, "boot", steps["boot"])
+    variant = SimpleNamespace(name="shipped", lttng_series="shipped", lttng_kallsyms=True,
+                              lttng_version="2.13.9")
+    opts = SimpleNamespace(cache=tmp_path, scenario=None)
+    return lttngrun.rows_or_failure(variant, None, tmp_path / "v", opts)
+
+
+def test_a_boot_that_faults_keeps_the_build_for_the_suite(monkeypatch, tmp_path):
+    rows, facts = _lttng_run_failing(monkeypatch, tmp_path, "boot")
+    assert facts["error"] == "oops" and facts["build_dir"] == str(tmp_path / "build")
+    assert rows[0].key == "boot" and rows[0].disagrees
+    # a build that failed leaves nothing to judge
+    rows, facts = _lttng_run_failing(monkeypatch, tmp_path, "build")
+    assert facts["error"] == "oops" and "build_dir" not in facts
