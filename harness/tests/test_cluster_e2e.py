@@ -30,6 +30,7 @@ import pytest
 
 from harness import paths
 from harness.cluster.local import LocalCluster, free_port, job_qemus
+from harness.tests.e2e_runs import SUITE_ARGS
 
 pytestmark = pytest.mark.e2e
 
@@ -62,11 +63,18 @@ def run_cluster(address, runs, *args, timeout=RUN_TIMEOUT):
 def test_cluster_run_matches_the_local_run(cluster, default_run, tmp_path):
     warm = cluster.worker("warm", paths.cache_root(), nthreads=2)
     cold = cluster.worker("cold", tmp_path / "cold-cache")
-    p = run_cluster(cluster.address, tmp_path / "runs")
+    # the same options as the shared local run (lttng-tools' suite on the LTTng variants)
+    p = run_cluster(cluster.address, tmp_path / "runs", *SUITE_ARGS)
     assert p.returncode == default_run.proc.returncode == 0, p.stderr[-3000:]
     local, remote = default_run.report(), json.loads(
         (tmp_path / "runs" / "latest" / "report.json").read_text())
     assert list(remote["variants"]) == list(local["variants"])
+    # the suite options travel with the job: the same points (script:number; the
+    # descriptions carry event counts) with the same results on the workers
+    def points(rep):
+        return {n: sorted((t["name"].split(" ", 1)[0], t["result"]) for t in e["tests"])
+                for n, e in rep["lttng_suite"].items()}
+    assert points(local) and points(remote) == points(local)
     for name, v in remote["variants"].items():
         lv = local["variants"][name]
         assert v["verdict"] == lv["verdict"] == "pass", name
