@@ -88,9 +88,9 @@ def ended(rc, timeout):
 def results(boots, scripts, timeout):
     """One tap.Script per script from the boots' TAP ports, in `scripts` order."""
     out = []
+    parsed = [(b, blocks(b.tap_text)) for b in boots]      # each port read once
     for script in scripts:
-        seen = [(b, blocks(b.tap_text).get(script)) for b in boots]
-        seen = [(b, blk) for b, blk in seen if blk is not None]
+        seen = [(b, found[script]) for b, found in parsed if script in found]
         if not seen:
             # the last guest that was given it, and why it stopped before
             last = next((b.fault for b in reversed(boots) if script in b.scripts and b.fault),
