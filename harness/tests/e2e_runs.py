@@ -16,9 +16,8 @@ pytest session, instead of each making its own:
                 6.12 line, with and without the seed series (the probe-module
                 boots come with it). Read by test_lttng_612_e2e.
 
-default_run also runs lttng-tools' own tests after each LTTng boot
-(`--lttng-suite`), the scripts of SUITE_SCRIPTS only (test_lttng_suite_e2e). The
-6.12 line's suite is not in make check yet: it has not had a full check here.
+Both run lttng-tools' own tests after each LTTng boot (`--lttng-suite`), the
+scripts of SUITE_SCRIPTS only (test_lttng_suite_e2e).
 
 Why one run can serve them all: --keep-vmcore only keeps the file drgn read (the
 comparison is the same), --jobs 4 only runs the four guests at once, and the
@@ -185,8 +184,8 @@ def lttng_612_run(tmp_path_factory):
     """LTTng 2.13.18 on the 6.12 line, run once for the session from the repository;
     its tests carry prebuild("stock-6.12", "exports-6.12")."""
     runs = tmp_path_factory.mktemp("lttng-612-run") / "runs"
-    p = harness("run", "--variants", ",".join(LTTNG_612_VARIANTS), "--runs-dir", str(runs),
-                timeout=COLD_RUN_TIMEOUT)
+    p = harness("run", "--variants", ",".join(LTTNG_612_VARIANTS), *SUITE_ARGS,
+                "--runs-dir", str(runs), timeout=COLD_RUN_TIMEOUT)
     if not (runs / "latest" / "report.json").is_file():
         pytest.fail(f"the 6.12 LTTng run wrote no report (exit {p.returncode}):\n"
                     f"{p.stderr[-3000:]}")

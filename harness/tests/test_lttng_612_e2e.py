@@ -26,6 +26,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.prebuild("stock-6.12", "exports-6.12"
 HOW = {
     "exports-6.12": {
         "stack_trace_save_user": "export",
+        "stack_trace_save": "export",
         "get_pfnblock_flags_mask": "export",
         "block_class": "export (gendisk_block_class())",
         "disk_type": "export (gendisk_device_type())",

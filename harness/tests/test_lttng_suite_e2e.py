@@ -1,8 +1,9 @@
-"""End to end: lttng-tools' own kernel tests judge the LTTng variants of the 6.1 line
+"""End to end: lttng-tools' own kernel tests judge the LTTng variants of both lines
 (issue 23 items 2-4).
 
-Reads the session's shared run e2e_runs.default_run (6.1: exports, kallsyms and
-stock run LTTng 2.13.9; bpf13 has no LTTng boot), made with `--lttng-suite
+Reads the session's shared runs (e2e_runs): default_run (6.1: exports, kallsyms
+and stock run LTTng 2.13.9; bpf13 has no LTTng boot) and lttng_612_run
+(exports-6.12 and stock-6.12 with LTTng 2.13.18), both with `--lttng-suite
 --lttng-suite-only` SUITE_SCRIPTS. The points in report.json are checked against
 the raw TAP streams the guests wrote (read here with a regex of this file, not
 with harness/lttng/suite/tap.py), and the comparison rule is shown to fire on the
@@ -15,18 +16,20 @@ import re
 import pytest
 
 from harness.lttng.suite import compare
-from harness.tests.e2e_runs import SUITE_SCRIPTS
+from harness.tests.e2e_runs import LTTNG_612_VARIANTS, SUITE_SCRIPTS
 
 pytestmark = [pytest.mark.e2e]
 
 # variant -> (LTTng release, kernel release prefix), written out here
 EXPECTED = {"exports": ("2.13.9", "6.1."), "kallsyms": ("2.13.9", "6.1."),
-            "stock": ("2.13.9", "6.1.")}
+            "stock": ("2.13.9", "6.1."),
+            "exports-6.12": ("2.13.18", "6.12."), "stock-6.12": ("2.13.18", "6.12.")}
 NAME = re.compile(r"^regression/\S+:\d+( .*)?$")
 
 
-def _runs(default_run):
-    return ((default_run, ("exports", "kallsyms", "stock")),)
+def _runs(default_run, lttng_612_run):
+    return ((default_run, ("exports", "kallsyms", "stock")),
+            (lttng_612_run, LTTNG_612_VARIANTS))
 
 
 def _raw_points(run, variant):
@@ -52,8 +55,9 @@ def _raw_points(run, variant):
     return out
 
 
-def test_the_suite_ran_the_chosen_scripts_on_every_lttng_variant(default_run):
-    for run, names in _runs(default_run):
+@pytest.mark.prebuild("stock-6.12", "exports-6.12")
+def test_the_suite_ran_the_chosen_scripts_on_every_lttng_variant(default_run, lttng_612_run):
+    for run, names in _runs(default_run, lttng_612_run):
         rep = run.report()
         assert sorted(rep["lttng_suite"]) == sorted(names)
         for name in names:
@@ -73,8 +77,9 @@ def test_the_suite_ran_the_chosen_scripts_on_every_lttng_variant(default_run):
         assert others == []         # bpf13 has no LTTng boot, so no suite
 
 
-def test_every_point_is_the_guests_own_tap_line(default_run):
-    for run, names in _runs(default_run):
+@pytest.mark.prebuild("stock-6.12", "exports-6.12")
+def test_every_point_is_the_guests_own_tap_line(default_run, lttng_612_run):
+    for run, names in _runs(default_run, lttng_612_run):
         rep = run.report()
         for name in names:
             raw = _raw_points(run, name)
@@ -90,8 +95,10 @@ def test_every_point_is_the_guests_own_tap_line(default_run):
             assert n_pass >= 40, (name, n_pass)
 
 
-def test_no_point_passing_on_stock_fails_on_the_series_and_a_doctored_one_would(default_run):
-    for run, names in _runs(default_run):
+@pytest.mark.prebuild("stock-6.12", "exports-6.12")
+def test_no_point_passing_on_stock_fails_on_the_series_and_a_doctored_one_would(
+        default_run, lttng_612_run):
+    for run, names in _runs(default_run, lttng_612_run):
         rep = run.report()
         assert [r for r in rep["lttng_suite_regressions"] if r["flagged"]] == []
         assert rep["verdict"] == "pass"
