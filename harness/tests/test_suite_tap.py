@@ -63,3 +63,22 @@ def test_bail_out_and_a_bad_exit_after_every_point():
 def test_a_point_beyond_the_plan_fails():
     s = tap.parse("x", "1..1\nok 1 - a\nok 2 - b\n")
     assert [p.result for p in s.points] == ["pass", "fail"]
+
+
+def test_a_script_that_cannot_run_here_says_why():
+    # test_valid_filter without lttng-ust: one point, then its bail-out
+    s = tap.parse("f", "1..3\nok 1 - Start session daemon\n"
+                       "Bail out! No UST nevents binary detected.\n", ended="exit 255")
+    assert tap.cannot_run(s) == "No UST nevents binary detected."
+    # a kernel without a namespace type: every point skipped, the reasons kept once
+    s = tap.parse("n", "1..3\nok 1 # skip System has no time namespace support\n"
+                       "ok 2 # skip System has no time namespace support\n"
+                       "ok 3 # skip System has no user namespace support\n")
+    assert tap.cannot_run(s) == ("every point skipped: System has no time namespace "
+                                 "support; System has no user namespace support")
+    # some skipped, one passed; or failures: it ran
+    assert tap.cannot_run(tap.parse("n", "1..2\nok 1 # skip no ns\nok 2 - a\n")) is None
+    assert tap.cannot_run(tap.parse("n", "1..2\nnot ok 1 - a\nok 2 # skip b\n")) is None
+    # a timeout is a failure of the script, not a reason it cannot run
+    assert tap.cannot_run(tap.parse("t", "1..2\nok 1 - a\n", ended="timeout after 9 s")) \
+        is None

@@ -145,3 +145,19 @@ def test_a_boot_that_faults_keeps_the_build_for_the_suite(monkeypatch, tmp_path)
     # a build that failed leaves nothing to judge
     rows, facts = _lttng_run_failing(monkeypatch, tmp_path, "build")
     assert facts["error"] == "oops" and "build_dir" not in facts
+
+
+def test_scripts_that_cannot_run_are_listed_once_per_reason_with_their_variants():
+    bail = {"script": "tools/filtering/test_valid_filter", "cannot_run": "No UST binary"}
+    ran = {"script": "kernel/test_a", "cannot_run": None}
+    rep = {"lttng_suite": {
+        "exports": {"tests": [{"name": "kernel/test_a:1", "result": "pass", "reason": ""}],
+                    "scripts": [bail, ran]},
+        "stock": {"tests": [{"name": "kernel/test_a:1", "result": "pass", "reason": ""}],
+                  "scripts": [bail, ran]}}}
+    assert report.cannot_run(rep) == [("tools/filtering/test_valid_filter", "No UST binary",
+                                       ["exports", "stock"])]
+    out = []
+    report.markdown(rep, out)
+    assert "- `tools/filtering/test_valid_filter` on exports, stock: No UST binary" in out
+    assert "test_valid_filter" in report.html(rep, lambda head, rows, classes=None: str(rows))

@@ -41,6 +41,17 @@ def failing(report):
             for t in e.get("tests", []) if t["result"] == "fail"]
 
 
+def cannot_run(report):
+    """[(script, reason, [variants])] of the scripts that could not run in the guest
+    (run.py's `cannot_run`: a bail-out, every point skipped), one entry per reason."""
+    out = {}
+    for n, e in (report.get("lttng_suite") or {}).items():
+        for s in e.get("scripts", []):
+            if s.get("cannot_run"):
+                out.setdefault((s["script"], s["cannot_run"]), []).append(n)
+    return [(script, why, names) for (script, why), names in out.items()]
+
+
 def columns(report):
     """Which LTTng release and kernel each column ran."""
     return ", ".join(f"{n} LTTng {e.get('lttng_version')} on {e.get('kernel')}"
@@ -57,6 +68,13 @@ def markdown(report, out):
                "release and kernel of each column: " + columns(report) + ".")
     out.append("")
     mdtables.table(out, head, [[f"`{r[0]}`"] + r[1:] for r in rows])
+    unrun = cannot_run(report)
+    if unrun:
+        out.append("Scripts that cannot run in this guest (their points are counted above):")
+        out.append("")
+        for script, why, names in unrun:
+            out.append(f"- `{script}` on {', '.join(names)}: {why}")
+        out.append("")
     regress = report.get("lttng_suite_regressions") or []
     if regress:
         out.append(f"{len(regress)} point(s) pass on the line's stock variant and fail here "
@@ -85,6 +103,11 @@ def html(report, table_html):
         return "<p>lttng-tools' tests did not run (<code>--lttng-suite</code>).</p>"
     out = [f"<p>Points passed/failed/skipped per script: {ESC(columns(report))}."
            "</p>", table_html(head, rows)]
+    unrun = cannot_run(report)
+    if unrun:
+        out.append("<p>Scripts that cannot run in this guest:</p>")
+        out.append(table_html(["script", "variants", "reason"],
+                              [[script, ", ".join(names), why] for script, why, names in unrun]))
     regress = report.get("lttng_suite_regressions") or []
     if regress:
         out.append(f"<p>{len(regress)} point(s) pass on the line's stock variant and fail "

@@ -14,7 +14,7 @@ from ...errors import HarnessError
 from ...progress import say
 from .. import initramfs as lttng_initramfs
 from ..build import kernel_release
-from . import guest, rootfs, scripts, tools
+from . import guest, rootfs, scripts, tap, tools
 
 DEFAULT_TIMEOUT = 300       # seconds per script in the guest (`timeout -k 10`)
 
@@ -60,7 +60,8 @@ def run_suite(variant, tree, lttng_build_dir, vdir, opts, timeout=DEFAULT_TIMEOU
            "faults": [b.fault for b in boots if b.fault],
            "scripts": [{"script": r.script, "planned": r.planned, "ended": r.ended,
                         "pass": r.count("pass"), "fail": r.count("fail"),
-                        "skip": r.count("skip")} for r in results],
+                        "skip": r.count("skip"), "cannot_run": tap.cannot_run(r)}
+                       for r in results],
            "not_selected": [s for s in found if s not in chosen],
            "tests": tests, "seconds": round(time.monotonic() - t0, 1)}
     n = {k: sum(t["result"] == k for t in tests) for k in ("pass", "fail", "skip")}

@@ -93,5 +93,20 @@ def parse(script, text, ended="exit 0"):
     return Script(script, planned, tuple(seen[n] for n in sorted(seen)), how)
 
 
+def cannot_run(result):
+    """Why a script could not run in this guest, or None: it bailed out (the script's
+    own word that something it needs is missing), or it skipped every point it
+    planned (the skip reasons)."""
+    if result.ended.startswith("bail out: "):
+        return result.ended[len("bail out: "):]
+    if result.planned and result.count(SKIPPED) == len(result.points):
+        why = []
+        for p in result.points:
+            if p.reason and p.reason not in why:
+                why.append(p.reason)
+        return "every point skipped: " + ("; ".join(why[:3]) or "no reason given")
+    return None
+
+
 def _name(script, n, desc):
     return f"{script}:{n} {desc}".rstrip()
