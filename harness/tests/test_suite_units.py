@@ -160,4 +160,17 @@ def test_scripts_that_cannot_run_are_listed_once_per_reason_with_their_variants(
     out = []
     report.markdown(rep, out)
     assert "- `tools/filtering/test_valid_filter` on exports, stock: No UST binary" in out
+    # its failing points are one line per variant; another script's are listed
+    for e in rep["lttng_suite"].values():
+        e["tests"] += [{"name": f"tools/filtering/test_valid_filter:{i} (not run)",
+                        "result": "fail", "reason": "TAP stream cut short"} for i in (2, 3)]
+    rep["lttng_suite"]["stock"]["tests"].append(
+        {"name": "kernel/test_a:2 two", "result": "fail", "reason": "boom"})
+    out = []
+    report.markdown(rep, out)
+    assert "5 failing point(s):" in out
+    assert "- stock: `kernel/test_a:2 two`: boom" in out
+    assert "- exports: 2 point(s) of `tools/filtering/test_valid_filter`, which cannot run " \
+           "here (above)" in out
+    assert not any("test_valid_filter:2" in line for line in out)
     assert "test_valid_filter" in report.html(rep, lambda head, rows, classes=None: str(rows))

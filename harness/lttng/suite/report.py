@@ -52,6 +52,20 @@ def cannot_run(report):
     return [(script, why, names) for (script, why), names in out.items()]
 
 
+def _fold(report, bad):
+    """The failing points one by one, except those of a script that cannot run on that
+    variant: ({(variant, script): how many}) instead of thousands of identical lines."""
+    unrun = {(n, script) for script, _, names in cannot_run(report) for n in names}
+    shown, folded = [], {}
+    for n, t in bad:
+        key = (n, t["name"].split(":", 1)[0])
+        if key in unrun:
+            folded[key] = folded.get(key, 0) + 1
+        else:
+            shown.append((n, t))
+    return shown, folded
+
+
 def columns(report):
     """Which LTTng release and kernel each column ran."""
     return ", ".join(f"{n} LTTng {e.get('lttng_version')} on {e.get('kernel')}"
@@ -88,10 +102,13 @@ def markdown(report, out):
         out.append("")
     bad = failing(report)
     if bad:
+        shown, folded = _fold(report, bad)
         out.append(f"{len(bad)} failing point(s):")
         out.append("")
-        for n, t in bad:
+        for n, t in shown:
             out.append(f"- {n}: `{t['name']}`: {t['reason']}")
+        for (n, script), k in folded.items():
+            out.append(f"- {n}: {k} point(s) of `{script}`, which cannot run here (above)")
         out.append("")
 
 
@@ -120,7 +137,10 @@ def html(report, table_html):
     bad = failing(report)
     if bad:
         out.append(f"<details><summary>{len(bad)} failing point(s)</summary>")
-        out.append(table_html(["variant", "point", "reason"],
-                              [[n, t["name"], t["reason"]] for n, t in bad]))
+        shown, folded = _fold(report, bad)
+        rows = [[n, t["name"], t["reason"]] for n, t in shown]
+        rows += [[n, f"{k} point(s) of {script}", "cannot run here (above)"]
+                 for (n, script), k in folded.items()]
+        out.append(table_html(["variant", "point", "reason"], rows))
         out.append("</details>")
     return "\n".join(out)
