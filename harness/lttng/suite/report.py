@@ -52,14 +52,15 @@ def cannot_run(report):
     return [(script, why, names) for (script, why), names in out.items()]
 
 
-def _fold(report, bad):
+def _fold(bad, unrun):
     """The failing points one by one, except those of a script that cannot run on that
-    variant: ({(variant, script): how many}) instead of thousands of identical lines."""
-    unrun = {(n, script) for script, _, names in cannot_run(report) for n in names}
+    variant (`unrun`: cannot_run's list): ({(variant, script): how many}) instead of
+    thousands of identical lines."""
+    keys = {(n, script) for script, _, names in unrun for n in names}
     shown, folded = [], {}
     for n, t in bad:
         key = (n, t["name"].split(":", 1)[0])
-        if key in unrun:
+        if key in keys:
             folded[key] = folded.get(key, 0) + 1
         else:
             shown.append((n, t))
@@ -102,7 +103,7 @@ def markdown(report, out):
         out.append("")
     bad = failing(report)
     if bad:
-        shown, folded = _fold(report, bad)
+        shown, folded = _fold(bad, unrun)
         out.append(f"{len(bad)} failing point(s):")
         out.append("")
         for n, t in shown:
@@ -137,7 +138,7 @@ def html(report, table_html):
     bad = failing(report)
     if bad:
         out.append(f"<details><summary>{len(bad)} failing point(s)</summary>")
-        shown, folded = _fold(report, bad)
+        shown, folded = _fold(bad, unrun)
         rows = [[n, t["name"], t["reason"]] for n, t in shown]
         rows += [[n, f"{k} point(s) of {script}", "cannot run here (above)"]
                  for (n, script), k in folded.items()]

@@ -15,6 +15,7 @@ SKIP = re.compile(r"#\s*skip\b\s*(.*)$", re.IGNORECASE)
 TODO = re.compile(r"#\s*todo\b", re.IGNORECASE)
 
 PASS, FAIL, SKIPPED = "pass", "fail", "skip"
+BAIL = "bail out: "         # how a stream that bailed out ended, then its reason
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,7 @@ def parse(script, text, ended="exit 0"):
             seen[n] = Point(p.name, FAIL, "the test reported failure")
     complete = bool(planned) and all(n in seen for n in range(1, planned + 1)) \
         and not bail and ended == "exit 0"
-    how = "complete" if complete else (f"bail out: {bail}" if bail else ended)
+    how = "complete" if complete else (BAIL + bail if bail else ended)
     if not planned and not seen:
         return Script(script, 0, (Point(f"{script}:0 (no TAP)", FAIL,
                                         f"no TAP plan or point; {how}"),), how)
@@ -97,8 +98,8 @@ def cannot_run(result):
     """Why a script could not run in this guest, or None: it bailed out (the script's
     own word that something it needs is missing), or it skipped every point it
     planned (the skip reasons)."""
-    if result.ended.startswith("bail out: "):
-        return result.ended[len("bail out: "):]
+    if result.ended.startswith(BAIL):
+        return result.ended[len(BAIL):]
     if result.planned and result.count(SKIPPED) == len(result.points):
         why = []
         for p in result.points:
