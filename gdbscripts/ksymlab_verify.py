@@ -87,7 +87,9 @@ def read_symbols(names):
 
 
 def read_tasks():
-    """Every thread of every process: pid, comm and task->prio - MAX_RT_PRIO."""
+    """Every thread of every process: pid, comm and task->prio - MAX_RT_PRIO; and the
+    fields a sampler could take for prio or pid (the confusion audit,
+    harness/checks/confusions.py), on task_prio()'s scale where they have it."""
     tasks = {}
     for t in linux.tasks.task_lists():
         pid = int(t["pid"])
@@ -95,6 +97,10 @@ def read_tasks():
             "comm": t["comm"].string(errors="replace"),
             "prio": int(t["prio"]) - MAX_RT_PRIO,
             "policy": int(t["policy"]),
+            "normal_prio": int(t["normal_prio"]) - MAX_RT_PRIO,
+            "static_prio": int(t["static_prio"]) - MAX_RT_PRIO,
+            "rt_priority": int(t["rt_priority"]),
+            "tgid": int(t["tgid"]),
         }
     return tasks
 

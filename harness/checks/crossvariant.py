@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from .enums import Source
+from .ustack import USTACK_CALLERS
 
 
 
@@ -36,7 +37,7 @@ def _ids(result, ids):
 
 
 def ustack_names(result):
-    rows = _ids(result, [f"ustack:fn/{d}" for d in range(4)])
+    rows = _ids(result, [f"ustack:fn/{d}" for d in sorted(USTACK_CALLERS)])
     return tuple(f"frame {d}={c.get(Source.EU_ADDR2LINE)}" for d, c in enumerate(rows)) \
         if rows else None
 

@@ -66,6 +66,7 @@ class Source(StrEnum):
     SCENARIO = "scenario"
     EXPECTED = "expected"
     PROGRAM = "program"
+    PROGRAM_WALK = "program_walk"
     PROGRAM_JIFFIES = "program_jiffies"
     # tools reading files on the host
     EU_ADDR2LINE = "eu_addr2line"

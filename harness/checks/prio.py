@@ -32,6 +32,7 @@ stays loaded. At every later snapshot gdb reads every task again; here:
     snapshot only, could not be caught).
 """
 
+from .confusions import pair
 from .enums import Source
 from .model import SAME_FUNCTION, Check
 from .snapshots import at_snapshot, no_stop, snapshots
@@ -53,10 +54,26 @@ def _gdb_task(truth, pid):
     return truth.tasks.get(str(pid))
 
 
-def _prio_check(pid, comm, sources, agree):
+def _prio_confusions(truth, pid):
+    """gdb's task `pid`: its prio against the fields a sampler could take instead
+    (checks/confusions.py), each [right, confused]; {} before gdb read them."""
+    g = _gdb_task(truth, pid)
+    if g is None or g.tgid is None:
+        return {}
+    leader = _gdb_task(truth, g.tgid)
+    return {"normal_prio": pair(g.prio, g.normal_prio),
+            "static_prio": pair(g.prio, g.static_prio),
+            "rt_priority": pair(g.prio, g.rt_priority),
+            "leader's prio": pair(g.prio, leader.prio if leader else None),
+            "tgid for pid": pair(pid, g.tgid)}
+
+
+def _prio_check(pid, comm, sources, agree, confusions=None):
     info = {"comm": comm, "pid": pid}
     if Source.PROC_STAT in sources:
         info["oracles"] = {Source.PROC_STAT: SAME_FUNCTION}
+    if confusions:
+        info["confusions"] = confusions
     return Check("prio", f"pid {pid}", sources, agree, info=info)
 
 
@@ -91,7 +108,8 @@ def compare_prio(data, truth):
         if expected.get(pid) is not None:
             sources[Source.SCENARIO] = expected[pid]
             agree = agree and sources[Source.SCENARIO] == sources[Source.MODULE]
-        values.append(_prio_check(pid, (t or m).comm, sources, agree))
+        values.append(_prio_check(pid, (t or m).comm, sources, agree,
+                                  _prio_confusions(truth, pid)))
     for pid in sorted(set(expectations) - set(text)):
         g = _gdb_task(truth, pid)
         values.append(_prio_check(pid, f"scenario {expectations[pid].policy}",

@@ -150,10 +150,20 @@ class Frame:
 
 @dataclass(frozen=True)
 class UstackExpect:
-    """ksymlab-ustack's own __builtin_return_address() at a depth (ustack-frames.h)."""
+    """ksymlab-ustack's own __builtin_return_address() at a depth (ustack-frames.h),
+    in a thread (pid) that is not its process's leader (tgid)."""
     pid: int
+    tgid: int
     depth: int
     ret: int
+
+
+@dataclass(frozen=True)
+class UstackWalk:
+    """ksymlab-ustack's own frame-pointer walk, frame idx (0: the syscall's user ip)."""
+    pid: int
+    idx: int
+    ip: int
 
 
 @dataclass(frozen=True)
@@ -322,6 +332,7 @@ KINDS = {
     "dirtylimit": Dirtylimit,
     "frame": Frame,
     "ustack-expect": UstackExpect,
+    "ustack-walk": UstackWalk,
     "unavailable": Unavailable,
     "bench": Bench,
     "bpf": Bpf,

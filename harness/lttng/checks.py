@@ -18,7 +18,11 @@ right, the expectation is wrong (fails); absent and not listed, LTTng lost it
 (fails).
 """
 
+from dataclasses import replace
+
+from ..checks.enums import Agreement
 from ..checks.model import Check
+from ..checks.ustack import stack_confusions
 from ..oracles.sched_prio import expected_prio
 
 FEATURES = ("prio", "callstack_user", "statedump_block", "writeback", "kmem")
@@ -110,6 +114,22 @@ def ustack_rows(summary, guest, lost, why):
         rows.append(_lost_row(("lttng", f"ustack/depth{e['depth']}"), "callstack_user",
                               present, got == e["ret"], lost, why, sources,
                               {"pid": pid, "frames": len(stack), "events": len(events)}))
+    # The whole stack against the program's own frame-pointer walk (ustack-frames.h),
+    # from a thread that is not the leader: one frame less or more, or the stack of
+    # the thread group leader, is caught here (issue 25).
+    walk = [w["ip"] for w in sorted(guest.get("ustack-walk", []), key=lambda w: w["idx"])
+            if w["pid"] == pid]
+    tgid = expect[0].get("tgid")
+    sources = {"program_walk": " ".join(f"{ip:#x}" for ip in walk) or None,
+               "lttng callstack_user": " ".join(f"{ip:#x}" for ip in stack) or None}
+    row = _lost_row(("lttng", "ustack/stack"), "callstack_user", present,
+                    bool(walk) and stack == walk and tgid is not None and tgid != pid,
+                    lost, why, sources, {"pid": pid, "tgid": tgid, "frames": len(stack),
+                                         "walked": len(walk),
+                                         "confusions": stack_confusions(pid, tgid, walk)})
+    if row.agreement is Agreement.DISAGREE and present and tgid == pid:
+        row = replace(row, reason="the program's stack thread is its process's leader")
+    rows.append(row)
     return rows
 
 

@@ -4,8 +4,8 @@ KSYMLAB-LTTNG-END."""
 from ..errors import HarnessError
 
 END = "KSYMLAB-LTTNG-END"
-INTS = {"pid", "value", "deadline", "period", "depth", "ret", "major", "minor",
-        "added", "available"}
+INTS = {"pid", "tgid", "value", "deadline", "period", "depth", "ret", "idx", "ip", "major",
+        "minor", "added", "available"}
 
 
 def parse(text):

@@ -62,6 +62,10 @@ LABELS = {
     Source.EXPECTED: (EXPECTED, "nothing: what the variant, the series or the design says the "
                                 "value must be"),
     Source.PROGRAM: (EXPECTED, "nothing: the guest program's own __builtin_return_address()es"),
+    Source.PROGRAM_WALK: (EXPECTED, "nothing: the guest program's own walk of its frame-pointer "
+                                    "chain, user-space code reading its own stack before the "
+                                    "system call; it follows the kernel's stopping rules "
+                                    "(arch_stack_walk_user()), not its code"),
     Source.EU_ADDR2LINE: (FILE, "nothing: elfutils names frames from the guest program's ELF on "
                                 "the host"),
     Source.GUEST: (SAME_DATA, "the guest's own view (sysfs) of what the oracle needs"),

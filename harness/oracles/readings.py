@@ -200,6 +200,12 @@ class GdbTask:
     comm: str = _f(STR)             # task_struct.comm
     prio: int = _f(INT)             # task_struct.prio - MAX_RT_PRIO (= task_prio())
     policy: int = _f(INT)           # task_struct.policy
+    # what a sampler could confuse prio and pid with (checks/confusions.py); None
+    # in a reading made before gdb read them
+    normal_prio: Optional[int] = _f(optional(INT), default=None)   # - MAX_RT_PRIO
+    static_prio: Optional[int] = _f(optional(INT), default=None)   # - MAX_RT_PRIO
+    rt_priority: Optional[int] = _f(optional(INT), default=None)
+    tgid: Optional[int] = _f(optional(INT), default=None)
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,8 @@
 
 import json
 
-from ..checks import crossvariant, seeds
-from . import calltypes_md, histograms, html, mdtables, oracles_md, timings
+from ..checks import confusions, crossvariant, seeds
+from . import calltypes_md, confusions as confusions_report, histograms, html, mdtables, oracles_md, timings
 from .rows import fmt, kinds, label, of_variant, source_names, sources_text
 from ..oracles import labels
 from ..lttng import report as lttngreport
@@ -31,6 +31,8 @@ def assemble(meta, results, order):
     rep = dict(meta)
     results = {n: results[n] for n in order if n in results}       # in the order asked for
     rep["variants"] = {n: r.to_json() for n, r in results.items()}
+    for v in rep["variants"].values():      # what the run's state let each kind tell apart
+        v["confusions"] = [a.to_json() for a in confusions.audit(v["values"])]
     rep["seeds"] = seeds.evaluate(results)
     rep["across"] = crossvariant.compare(results)
     rep["matrix"] = matrix(results, order)
@@ -292,6 +294,7 @@ def markdown(report):
     lttngreport.markdown(report, out)
     suitereport.markdown(report, out)
     calltypes_md.markdown(report, out)
+    out += confusions_report.markdown(report)
     _by_kind(report, out)
     out += oracles_md.markdown(report)
     _timings(report, out)

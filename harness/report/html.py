@@ -22,7 +22,7 @@ network fetch, so the page cannot load anything.
 import html
 
 from .. import steps as stepnames
-from . import timings
+from . import confusions, timings
 from .rows import (fmt, kinds, label, mt_name, of_variant, pageblock_disagrees, pageblock_mt,
                    pageblock_pfn, pageblock_zone, source_names, sources_text)
 from ..checks.pageblock import MIGRATETYPES
@@ -471,7 +471,7 @@ def render(report):
              '<a href="#across">across variants</a> · <a href="#pageblocks">pageblocks</a> · '
              '<a href="#ab">A/B</a> · <a href="#prio">priorities</a> · '
              '<a href="#timings">timings</a> · <a href="#suite">LTTng suite</a> · '
-             '<a href="#kinds">by kind</a> · '
+             '<a href="#confusions">confusion audit</a> · <a href="#kinds">by kind</a> · '
              '<a href="#details">details</a></p>',
              '<h2 id="summary">Summary</h2>', _summary(report),
              '<h2 id="seeds">Seed patches</h2>', _seeds(report),
@@ -492,7 +492,7 @@ def render(report):
         [prio_chart(n, v) for n, v in variants.items()] + \
         ["</div>", '<h2 id="timings">Timings</h2>', timing_chart(report),
          '<h2 id="suite">LTTng\'s own test suite</h2>', suitereport.html(report, _table),
-         '<h2 id="kinds">Values by kind</h2>', _kinds(report),
+         confusions.html(report, _table), '<h2 id="kinds">Values by kind</h2>', _kinds(report),
          '<h2 id="details">Details and failures</h2>', _details(report),
          '<footer id="end"><p>Written by harness/report/html.py from report.json.</p>'
          "</footer></body></html>"]

@@ -34,8 +34,11 @@ BASE = [
     "frame pid=70 idx=0 ip=0x401000",
     "frame pid=70 idx=1 ip=0x401a2b",
     "frame pid=70 idx=2 ip={f2}",
-    "ustack-expect pid=70 depth=1 ret=0x401a2b",
-    "ustack-expect pid=70 depth=2 ret=0x401b3c",
+    "ustack-expect pid=70 tgid=69 depth=1 ret=0x401a2b",
+    "ustack-expect pid=70 tgid=69 depth=2 ret=0x401b3c",
+    "ustack-walk pid=70 idx=0 ip=0x401000",
+    "ustack-walk pid=70 idx=1 ip=0x401a2b",
+    "ustack-walk pid=70 idx=2 ip=0x401b3c",
 ]
 
 
@@ -126,7 +129,7 @@ def test_all_agree():
     kinds = [v["kind"] for v in r["values"]]
     # the empty migratetype 5 that pagetypeinfo does not list is skipped
     assert kinds == ["snapshot"] * 4 + ["prio"] * 2 + ["policy"] * 2 + ["pageblock"] * 3 + ["migratetype"] * 2 \
-        + ["blockdev"] * 2 + ["ustack"] * 3 + ["writeback"] * 3 \
+        + ["blockdev"] * 2 + ["ustack"] * 4 + ["writeback"] * 3 \
         + ["blockdev"] * 2 + ["writeback"] * 3      # blockdev whole, writeback thresholds
     assert r["counts"]["unchecked"] == 0
 
@@ -171,11 +174,47 @@ def test_blockdev_against_sysfs():
 
 def test_ustack_frames_must_contain_program_addresses_in_order():
     r = cmp(data(f2="0x401ccc"), TRUTH)
-    assert failing(r) == [("ustack", "return address 2")]
-    swapped = ["ustack-expect pid=70 depth=3 ret=0x401000"]  # found, but before depth 1
+    assert failing(r) == [("ustack", "return address 2"),
+                          ("ustack", "whole stack (the program's own frame-pointer walk)")]
+    swapped = ["ustack-expect pid=70 tgid=69 depth=3 ret=0x401000"]  # found, but before depth 1
     r = cmp(data(extra=swapped), TRUTH)
     assert {k for _, k in failing(r)} == {"return address 1", "return address 2",
                                           "return address 3"}
+
+
+def _edited(old, new):
+    """The fixture's data with every `old` replaced by `new` in its lines."""
+    lines = [l.format(prio=25, movable=2, p1=8192, bdp=9, f2="0x401b3c", kaddr="1000",
+                      statprio=25).replace(old, new) for l in BASE]
+    return dataport.parse("\n".join(["KSYMLAB-DATA-BEGIN variant=t", *lines,
+                                      "KSYMLAB-DATA-END"]))
+
+
+def test_the_whole_user_stack_is_compared_with_the_programs_own_walk():
+    """Issue 25: frames past the ones the program knows are compared too; the mutant
+    ustack-drop-outermost captures one frame less than the program walked."""
+    assert failing(cmp(data(), TRUTH)) == []
+    outer = ["ustack-walk pid=70 idx=3 ip=0x417fdc"]       # a frame the module lacks
+    assert failing(cmp(data(extra=outer), TRUTH)) == [
+        ("ustack", "whole stack (the program's own frame-pointer walk)")]
+    more = ["frame pid=70 idx=3 ip=0x417fdc"]               # one the program did not walk
+    r = cmp(data(extra=more), TRUTH)
+    assert ("ustack", "whole stack (the program's own frame-pointer walk)") in failing(r)
+    # no walk at all is no evidence
+    r = cmp(_edited("ustack-walk pid=70", "ustack-walk pid=71"), TRUTH)
+    assert failing(r) == [("ustack", "whole stack (the program's own frame-pointer walk)")]
+
+
+def test_the_user_stack_is_captured_from_a_thread_that_is_not_its_leader():
+    """Issue 25: the mutant ustack-tgid prints the thread group id (69) for the
+    thread (70); the frames it labels so belong to no thread the program ran."""
+    r = cmp(_edited("frame pid=70", "frame pid=69"), TRUTH)
+    assert {k for k, _ in failing(r)} == {"ustack"}
+    assert ("ustack", "return address 1") in failing(r)
+    # a program whose stack thread is its leader could not tell them apart: weak, so failing
+    r = cmp(_edited("tgid=69", "tgid=70"), TRUTH)
+    row = [x for x in r["values"] if x["id"] == "ustack:stack"][0]
+    assert row["agree"] is False and "leader" in row["reason"]
 
 
 def test_writeback_hits_and_dirty_limit():
@@ -263,8 +302,8 @@ def test_snapshot_header():
 def test_ustack_frames_named_by_eu_addr2line():
     names = {0x401000: "level3", 0x401a2b: "level2", 0x401b3c: "level1"}
     r = cmp(data(), ustack_names=names)
-    # frame 3 (main) was not captured in this fake: no name, a failure
-    assert failing(r) == [("ustack", "frame 3 function")]
+    # frames 3 and 4 (ustack_thread, start_thread) are not in this fake: no name, a failure
+    assert failing(r) == [("ustack", "frame 3 function"), ("ustack", "frame 4 function")]
     rows = {v["key"]: (v["sources"]["eu_addr2line"], v["sources"]["program"])
             for v in r["values"] if v["key"].startswith("fn/")}
     assert rows["fn/1"] == ("level2", "level2")

@@ -43,10 +43,12 @@ def drgn_of(d, truth):
 
 EXTRA = ("section name=.text addr=0xffffffffc0000000",
          "section name=.bss addr=0xffffffffc0002480",
-         "frame pid=70 idx=3 ip=0x401c00",
+         "frame pid=70 idx=3 ip=0x401c00", "frame pid=70 idx=4 ip=0x417fdc",
+         "ustack-walk pid=70 idx=3 ip=0x401c00", "ustack-walk pid=70 idx=4 ip=0x417fdc",
          "pbinfo order=10", "fwcfg sysfs=1 vmcoreinfo=1")
 # eu-addr2line's names of the fixture's frames (checks/ustack.py USTACK_CALLERS)
-NAMES = {0x401000: "level3", 0x401a2b: "level2", 0x401b3c: "level1", 0x401c00: "main"}
+NAMES = {0x401000: "level3", 0x401a2b: "level2", 0x401b3c: "level1", 0x401c00: "ustack_thread",
+         0x417fdc: "start_thread"}
 
 
 def run(reading_of_drgn=None, d=None, doctor=None):

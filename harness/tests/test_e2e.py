@@ -106,10 +106,14 @@ def test_every_sampler_checked(default_run, variant):
     assert {x["key"] for x in by_kind["blockdev"]} >= {"ram0", "ram0p1", "ram0p2", "ram1"}
     assert all(src(x, "module") == src(x, "memory") == src(x, "gdb_class") == src(x, "sysfs")
                for x in by_kind["blockdev"] if not x["key"].endswith("/whole"))
-    # three return addresses, the frames in module memory, four frames named
-    assert len(by_kind["ustack"]) == 8
+    # three return addresses, the whole stack, the frames in module memory, five frames named
+    assert len(by_kind["ustack"]) == 10
     assert [src(x, "eu_addr2line") for x in by_kind["ustack"] if x["key"].startswith("fn/")] \
-        == ["level3", "level2", "level1", "main"]
+        == ["level3", "level2", "level1", "ustack_thread", "start_thread"]
+    # the whole stack, as the program walked it, from a thread that is not its leader
+    stack = [x for x in by_kind["ustack"] if x["key"] == "stack"][0]
+    assert stack["info"]["frames"] == stack["info"]["walked"] >= 5
+    assert stack["info"]["pid"] != stack["info"]["tgid"]
     # most of a 512 MiB guest's pageblocks are movable
     movable = sum(src(x, "module") for x in by_kind["migratetype"] if x["info"]["mt"] == 1)
     assert movable > 50

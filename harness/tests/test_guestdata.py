@@ -65,7 +65,7 @@ def test_every_sampler_kind():
         "writeback gds_hits=3 bdp_hits=9 background_thresh=256 dirty_thresh=512",
         "dirtylimit source=global_wb_domain gds=500 bdp=510",
         "frame pid=70 idx=1 ip=0x401a2b",
-        "ustack-expect pid=70 depth=1 ret=0x401a2b",
+        "ustack-expect pid=70 tgid=69 depth=1 ret=0x401a2b",
         "unavailable sampler=ustack",
         "bench kind=pointer calls=1000000 ns=4000000",
         "KSYMLAB-DATA-END",

@@ -17,9 +17,14 @@ module name=lttng_tracer
 ftrace event=global_dirty_state dirty=3 writeback=0 bg_thresh=1 thresh=2 limit=7 dirtied=9 written=1
 ftrace event=global_dirty_state dirty=3 writeback=0 bg_thresh=1 thresh=2 limit=6 dirtied=9 written=1
 ftrace event=balance_dirty_pages limit=6 setpoint=3 dirty=4 bdi_setpoint=1
-ustack-expect pid=60 depth=1 ret=0x401656
-ustack-expect pid=60 depth=2 ret=0x40166c
-ustack-expect pid=60 depth=3 ret=0x401684
+ustack-expect pid=60 tgid=59 depth=1 ret=0x401656
+ustack-expect pid=60 tgid=59 depth=2 ret=0x40166c
+ustack-expect pid=60 tgid=59 depth=3 ret=0x401684
+ustack-walk pid=60 idx=0 ip=0x401650
+ustack-walk pid=60 idx=1 ip=0x401656
+ustack-walk pid=60 idx=2 ip=0x40166c
+ustack-walk pid=60 idx=3 ip=0x401684
+ustack-walk pid=60 idx=4 ip=0x4017aa
 sysblock name=ram0 dev=1:0
 sysblock name=ram0p1 dev=259:0
 partitions name=ram0 major=1 minor=0
@@ -103,6 +108,24 @@ def test_a_doctored_trace_field_fails_its_row(path, value, killed):
         target = target[p]
     target[path[-1]] = value
     assert killed in failing(rows(doctored))
+
+
+def test_the_whole_callstack_is_compared_with_the_programs_walk():
+    """Issue 25: LTTng's callstack_user one frame short (its outermost, start_thread),
+    or the program's stack taken on the leader, passes every depth row but not this one."""
+    assert not failing(rows())
+    short = copy.deepcopy(SUMMARY)
+    short["getppid"][0]["stack"].pop()
+    assert failing(rows(short)) == ["ustack/stack"]
+    longer = copy.deepcopy(SUMMARY)
+    longer["getppid"][0]["stack"].append(0x4017cc)
+    assert failing(rows(longer)) == ["ustack/stack"]
+    leader = rows(text=GUEST_TEXT.replace("tgid=59", "tgid=60"))
+    assert failing(leader) == ["ustack/stack"] and "leader" in leader["ustack/stack"].reason
+    # lost on this variant: an empty stack is right, whatever the walk says
+    nostack = copy.deepcopy(SUMMARY)
+    nostack["getppid"][0]["stack"] = []
+    assert "ustack/stack" not in failing(rows(nostack, lost=("callstack_user",)))
 
 
 def test_a_missing_feature_fails_unless_expected_lost():

@@ -210,7 +210,8 @@ def test_kernel_line_matrix_and_rows_that_must_match_only_within_a_line(tmp_path
 def test_a_renamed_check_flags_its_must_match_rule_in_every_variant(tmp_path):
     def frames(name, key):
         rows = [Check("ustack", f"{key}/{d}", {"eu_addr2line": f, "program": f}, True)
-                for d, f in enumerate(("level3", "level2", "level1", "main"))]
+                for d, f in enumerate(("level3", "level2", "level1", "ustack_thread",
+                                                "start_thread"))]
         return result(name, values=[prio(1, scenario=20)] + rows)
     r = write(tmp_path, frames("exports", "fn"), frames("kallsyms", "fn"))
     assert [x["identical"] for x in r["across"] if x["id"] == "ustack-names"] == [True]

@@ -1,0 +1,94 @@
+"""The confusion audit (issue 25): could a row have caught a plausible mix-up?
+
+A check only catches a sampler that reads the wrong field when the guest's
+state makes that field differ from the right one. Each row that can tell so
+carries, in info["confusions"], {confusion: [right, confused]}: the right value
+(from an independent oracle: gdb's reads, the program's own walk) and the value
+the confused field holds in the same state (gdb reads it beside the right one).
+
+The audit is per value kind: a sampler takes one code path for every row of
+its kind, so one row where the right value differs from the confused one is
+enough to catch that mix-up. A (kind, confusion) no row of the run tells apart
+is weak: the report names it and the rows that could not, and a weak one on
+the default scenario fails make check (harness/tests/test_e2e.py). A kind's
+confusion that no row carried at all is "not read": the state gives no
+evidence either way, which is weak too.
+"""
+
+from dataclasses import dataclass
+from typing import Tuple
+
+# The confusions each audited kind is read for: from the kernel's own
+# structures and the mutation catalogue (mutants/catalogue.toml).
+CONFUSIONS = {
+    "prio": {
+        "normal_prio": "task->normal_prio: prio without a priority-inheritance boost",
+        "static_prio": "task->static_prio: the nice level's prio, blind to the RT policies",
+        "rt_priority": "task->rt_priority: the RT priority as the user set it",
+        "leader's prio": "the prio of the thread group leader (task->group_leader)",
+        "tgid for pid": "task_tgid_nr() for task_pid_nr(): the row's task named by its group",
+    },
+    "ustack": {
+        "tgid for pid": "the thread group id for the id of the thread that made the call",
+        "one frame less": "the captured stack without its outermost frame",
+        "next frame": "the return address one frame further out",
+        "previous frame": "the return address one frame further in",
+    },
+    "lttng": {
+        "tgid for pid": "callstack_user: the leader's stack for the calling thread's",
+        "one frame less": "callstack_user without its outermost frame",
+    },
+}
+
+
+def pair(right, confused):
+    """One row's evidence for a confusion: JSON-ready, compared as given."""
+    return [right, confused]
+
+
+@dataclass(frozen=True)
+class Audit:
+    """One (kind, confusion) over a variant's rows."""
+    kind: str
+    confusion: str
+    what: str
+    rows: int                   # rows that carried it
+    telling: int                # rows whose right value differs from the confused one
+    blind: Tuple[str, ...]      # ids of the rows that could not tell (the first few)
+
+    @property
+    def weak(self):
+        return self.telling == 0
+
+    def to_json(self):
+        return {"kind": self.kind, "confusion": self.confusion, "what": self.what,
+                "rows": self.rows, "telling": self.telling, "weak": self.weak,
+                "blind": list(self.blind)}
+
+
+BLIND_SHOWN = 8
+
+
+def audit(rows, kinds=None):
+    """The audit of one variant's rows (report.json's value dicts, `id`, `kind` and
+    `info` read), for every kind of CONFUSIONS that has a row in `rows` (or for
+    `kinds`): a list of Audit, in CONFUSIONS order."""
+    present = {r["kind"] for r in rows}
+    out = []
+    for kind, table in CONFUSIONS.items():
+        if kinds is None and kind not in present or kinds is not None and kind not in kinds:
+            continue
+        for name, what in table.items():
+            carried = [(r["id"], r["info"]["confusions"][name]) for r in rows
+                       if r["kind"] == kind
+                       and name in ((r.get("info") or {}).get("confusions") or {})]
+            blind = tuple(i for i, (right, confused) in carried if right == confused)
+            out.append(Audit(kind, name, what, len(carried), len(carried) - len(blind),
+                             blind[:BLIND_SHOWN]))
+    return out
+
+
+def weak(report):
+    """[(variant, Audit json)] of every weak (kind, confusion) of a report."""
+    return [(name, a) for name, v in report.get("variants", {}).items()
+            for a in v.get("confusions", ()) if a["weak"]]
