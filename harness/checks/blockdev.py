@@ -5,8 +5,32 @@ Oracles: sysfs (/sys/class/block) and gdb's own walk of the block class at the
 snapshot.
 """
 
+from .confusions import pair
 from .enums import Source
 from .model import Check
+
+
+def disk_of(name, devices):
+    """The disk a partition `name` belongs to, by the kernel's naming rule (disk_name():
+    a `p` between a disk name that ends in a digit and the partition number)."""
+    for d in devices:
+        if d.type != "disk" or not name.startswith(d.name):
+            continue
+        rest = name[len(d.name):]
+        if d.name[-1:].isdigit() and rest[:1] == "p":
+            rest = rest[1:]
+        if rest.isdigit():
+            return d
+    return None
+
+
+def _part_confusions(truth, name, right, field):
+    """A partition's value against its disk's (checks/confusions.py); {} for a disk or
+    a device gdb did not walk."""
+    mine = next((d for d in truth.block_class if d.name == name), None)
+    disk = disk_of(name, truth.block_class) if mine is not None and mine.type == "part" \
+        else None
+    return {"the disk's for the partition's": pair(right, field(disk))} if disk else {}
 
 
 def compare_blockdev(data, truth):
@@ -21,7 +45,10 @@ def compare_blockdev(data, truth):
     for name in sorted(set().union(*sources.values())):
         row = {src: rows.get(name) for src, rows in sources.items()}
         values.append(Check("blockdev", name, row,
-                            row[Source.MODULE] is not None and len(set(row.values())) == 1))
+                            row[Source.MODULE] is not None and len(set(row.values())) == 1,
+                            info={"confusions": _part_confusions(
+                                truth, name, row[Source.GDB_CLASS],
+                                lambda d: f"{d.dev} {d.sectors}")}))
     return values
 
 
@@ -39,5 +66,7 @@ def compare_blockdev_whole(data, truth):
                Source.GDB_CLASS: gdb.get(name)}
         values.append(Check("blockdev", f"{name}/whole", row,
                             row[Source.MODULE] is not None and len(set(row.values())) == 1,
+                            info={"confusions": _part_confusions(
+                                truth, name, gdb.get(name), lambda d: int(d.partno == 0))},
                             label=f"{name} is a whole disk"))
     return values

@@ -28,6 +28,20 @@ CONFUSIONS = {
         "leader's prio": "the prio of the thread group leader (task->group_leader)",
         "tgid for pid": "task_tgid_nr() for task_pid_nr(): the row's task named by its group",
     },
+    "pageblock": {
+        "next block's type": "the migratetype of the next pageblock: a pfn off by one block",
+        "whole flags word": "the pageblock's flag bits unmasked (the skip bit kept)",
+    },
+    "blockdev": {
+        "the disk's for the partition's": "a partition's dev_t and size (or whole flag) "
+                                          "taken from its disk (bdev_whole())",
+    },
+    "writeback": {
+        "thresh for the dirty limit": "the dirty threshold for global_wb_domain.dirty_limit",
+        "bg_thresh for the dirty limit": "the background threshold for the dirty limit",
+        "the other threshold": "dirty and background thresholds swapped",
+        "dirty limit for the threshold": "global_wb_domain.dirty_limit for a threshold",
+    },
     "ustack": {
         "tgid for pid": "the thread group id for the id of the thread that made the call",
         "one frame less": "the captured stack without its outermost frame",
@@ -79,9 +93,12 @@ def audit(rows, kinds=None):
         if kinds is None and kind not in present or kinds is not None and kind not in kinds:
             continue
         for name, what in table.items():
+            # a confused value of None (no next block, no leader) is no evidence
             carried = [(r["id"], r["info"]["confusions"][name]) for r in rows
                        if r["kind"] == kind
-                       and name in ((r.get("info") or {}).get("confusions") or {})]
+                       and ((r.get("info") or {}).get("confusions") or {}).get(name,
+                                                                            [None, None])[1]
+                       is not None]
             blind = tuple(i for i, (right, confused) in carried if right == confused)
             out.append(Audit(kind, name, what, len(carried), len(carried) - len(blind),
                              blind[:BLIND_SHOWN]))

@@ -27,6 +27,7 @@ own read of the bitmaps (compare_pageblock_snapshots):
   - every migratetype this config produces appears in some snapshot.
 """
 
+from .confusions import pair
 from .enums import Source
 from .model import INDEPENDENT, SAME_FUNCTION, Check
 from .snapshots import at_snapshot, no_stop, snapshots
@@ -57,6 +58,20 @@ def _by_block(rows):
     return {(p.node, p.pfn): p for p in rows}
 
 
+def _block_confusions(bitmap, key):
+    """gdb's block `key` against what a sampler could read instead (checks/confusions.py):
+    the next block's type (a pfn off by one pageblock) and the whole flags word (a mask
+    that keeps the skip bit); {} for a block gdb did not read."""
+    g = bitmap.get(key)
+    if g is None:
+        return {}
+    after = [b for k, b in bitmap.items() if k[0] == key[0] and b.zone == g.zone
+             and k[1] > key[1]]
+    nxt = min(after, key=lambda b: b.pfn) if after else None
+    return {"next block's type": pair(g.mt, nxt.mt if nxt else None),
+            "whole flags word": pair(g.mt, g.raw)}
+
+
 def compare_pageblocks(data, truth):
     """Every pageblock: the module's text and memory against gdb's own bitmap read."""
     text = _by_block(data.pageblock)
@@ -71,7 +86,8 @@ def compare_pageblocks(data, truth):
             {Source.MODULE: t.mt if t else None, Source.MEMORY: m.mt if m else None,
              Source.GDB_BITMAP: g.mt if g else None},
             t is not None and m is not None and g is not None and t.mt == m.mt == g.mt,
-            info={"zone": zone, "node": key[0], "pfn": key[1]}))
+            info={"zone": zone, "node": key[0], "pfn": key[1],
+                  "confusions": _block_confusions(bitmap, key)}))
     return values
 
 

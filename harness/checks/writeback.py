@@ -8,6 +8,7 @@ formula, written out here (global_dirty_thresholds).
 
 from dataclasses import asdict
 
+from .confusions import pair
 from .enums import Source
 from .model import Check
 
@@ -15,6 +16,16 @@ from .model import Check
 PAGE_SIZE = 4096
 # mm/page-writeback.c domain_dirty_limits(): "if (thresh > UINT_MAX)".
 UINT_MAX = (1 << 32) - 1
+
+
+def _limit_confusions(truth, right):
+    """The dirty limit against the thresholds a sampler could take for it, derived
+    from the sysctls gdb read (checks/confusions.py); {} when a ratio is in use."""
+    derived = global_dirty_thresholds(truth.dirty_sysctl)
+    if derived is None or right is None:
+        return {}
+    return {"thresh for the dirty limit": pair(right, derived[1]),
+            "bg_thresh for the dirty limit": pair(right, derived[0])}
 
 
 def compare_writeback(data, truth):
@@ -27,6 +38,7 @@ def compare_writeback(data, truth):
         g = truth.dirty_limit
         values.append(Check("writeback", f"dirty_limit/{d.source}",
                             {Source.MODULE: d.bdp, Source.GDB: g}, g is not None and g == d.bdp,
+                            info={"confusions": _limit_confusions(truth, g)},
                             label=f"dirty_limit ({d.source})"))
     return values
 
@@ -77,13 +89,18 @@ def compare_writeback_states(data, truth):
             info={"oracles": {Source.GDB: "independent: domain_dirty_limits() from the "
                                           "sysctls gdb read", Source.VMSTAT: "same function"},
                   # by name, as gdb.json has always had them (sort_keys)
-                  "sysctl": dict(sorted(asdict(truth.dirty_sysctl).items()))},
+                  "sysctl": dict(sorted(asdict(truth.dirty_sysctl).items())),
+                  # the other threshold and the dirty limit, as a sampler could mix them
+                  "confusions": {"the other threshold": pair(derived[i], derived[1 - i]),
+                                 "dirty limit for the threshold":
+                                     pair(derived[i], truth.dirty_limit)} if derived else {}},
             label=f"global_dirty_state {field}"))
     g = truth.dirty_limit
     gds = d.gds if d else None
     values.append(Check("writeback", "dirty_limit/gds",
                         {Source.MODULE: gds, Source.MEMORY: mem.dirty_limit, Source.GDB: g},
                         gds is not None and g is not None and gds == g == mem.dirty_limit,
+                        info={"confusions": _limit_confusions(truth, g)},
                         label="dirty_limit (global_dirty_state)"))
     if not d:
         # compare_writeback gives the balance_dirty_pages row only when the

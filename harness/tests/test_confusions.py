@@ -7,7 +7,7 @@ import copy
 from harness.checks import confusions
 from harness.report import confusions as confusions_report
 from harness.report.html import _table
-from harness.tests.test_compare import TRUTH, cmp, data
+from harness.tests.test_compare import TRUTH, block, cmp, data
 
 # gdb's tasks as ksymlab_verify.read_tasks() reads them now: init (pid 1) and a
 # nice-5 sleep (pid 7), each leading its own group, neither boosted.
@@ -69,8 +69,12 @@ def test_only_the_kinds_present_are_audited():
     assert {a.kind for a in confusions.audit(prio_only)} == {"prio"}
 
 
-def report_of(tasks):
-    r = cmp(data(), dict(TRUTH, tasks=tasks))
+# the fixture's blocks with the skip bit set on the last one (the guest compacts memory)
+SKIPPED = [block(0, 0), block(0x400, 1), dict(block(0x800, 1), raw=1 | 8, skip=True)]
+
+
+def report_of(tasks, pageblocks=SKIPPED):
+    r = cmp(data(), dict(TRUTH, tasks=tasks, pageblocks=pageblocks))
     r["confusions"] = [a.to_json() for a in confusions.audit(r["values"])]
     return {"variants": {"exports": r}}
 
@@ -90,3 +94,39 @@ def test_the_report_lists_each_weak_confusion_with_the_rows_that_could_not_tell(
     assert "weak on" not in md and "| prio | normal_prio | 1/2 |" in md
     assert confusions.weak(report_of(strong)) == []
     assert confusions_report.markdown({"variants": {}}) == []
+    # without a skip bit anywhere, a mask that keeps it cannot be caught
+    md = "\n".join(confusions_report.markdown(report_of(strong, TRUTH["pageblocks"])))
+    assert "weak on exports: pageblock / whole flags word" in md
+
+
+def test_pageblock_neighbours_thresholds_and_partitions_are_audited():
+    got = audit_of()
+    # blocks 0x0 (Unmovable), 0x400 and 0x800 (Movable): 0x0 differs from its next
+    # block; the last has no next block, which is no evidence either way
+    a = got[("pageblock", "next block's type")]
+    assert (a.rows, a.telling, a.blind) == (2, 1, ("pageblock:DMA32 pfn 0x400",))
+    # thresholds from the sysctls (bg 256, dirty 512 pages) against the dirty limit (510)
+    for name in ("thresh for the dirty limit", "bg_thresh for the dirty limit",
+                 "the other threshold", "dirty limit for the threshold"):
+        assert not got[("writeback", name)].weak, name
+    # a dirty limit that equals the threshold (no real-time writer lifted it)
+    even = cmp(data(extra=["dirtylimit source=tracepoint-arg gds=512 bdp=512"]),
+               dict(TRUTH, tasks=TASKS, dirty_limit=512))
+    a = {(x.kind, x.confusion): x for x in confusions.audit(even["values"])}
+    assert a[("writeback", "thresh for the dirty limit")].weak
+    assert not a[("writeback", "bg_thresh for the dirty limit")].weak
+    # ram0p1 against ram0: dev_t, size and the whole flag
+    b = got[("blockdev", "the disk's for the partition's")]
+    assert (b.rows, b.telling) == (2, 2)
+
+
+def test_a_partition_is_matched_to_its_disk_by_the_kernels_naming_rule():
+    from harness.checks.blockdev import disk_of
+    from harness.oracles.readings import BlockClassDevice as D
+    devs = [D(name=n, type="disk", dev="0:0", sectors=0, partno=0)
+            for n in ("ram", "ram1", "sda", "nvme0n1")]
+    assert disk_of("sda1", devs).name == "sda"
+    assert disk_of("nvme0n1p2", devs).name == "nvme0n1"
+    assert disk_of("ram1p1", devs).name == "ram1"
+    assert disk_of("ram1", devs).name == "ram"      # the rule alone: the caller asks parts only
+    assert disk_of("sdb1", devs) is None and disk_of("nvme0n1x", devs) is None
