@@ -49,6 +49,10 @@ CONFUSIONS = {
         "previous frame": "the return address one frame further in",
     },
     "lttng": {
+        "static_prio": "prio context: task->static_prio, blind to the RT policies",
+        "rt_priority": "prio context: task->rt_priority",
+        "thresh for the limit": "writeback events: the dirty threshold for "
+                                "global_wb_domain.dirty_limit",
         "tgid for pid": "callstack_user: the leader's stack for the calling thread's",
         "one frame less": "callstack_user without its outermost frame",
     },

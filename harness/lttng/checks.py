@@ -21,6 +21,7 @@ right, the expectation is wrong (fails); absent and not listed, LTTng lost it
 from dataclasses import replace
 
 from ..checks.enums import Agreement
+from ..checks.confusions import pair
 from ..checks.model import Check
 from ..checks.ustack import stack_confusions
 from ..oracles.sched_prio import expected_prio
@@ -60,6 +61,17 @@ def _lost_row(kind_key, feature, present, right, lost, why, sources, info=None):
                  None if present else f"LTTng recorded no {feature}: {why}")
 
 
+def _prio_confusions(task, right):
+    """A scenario task's prio against the fields LTTng's prio context could take instead,
+    as gdb read them at its stop (checks/confusions.py); {} before gdb read them.
+    normal_prio is not among them: the LTTng guest runs no PI chain, so a context that
+    read it could not be told apart (the probe-module boot's audit covers it)."""
+    if right is None or task.get("static_prio") is None:
+        return {}
+    return {"static_prio": pair(right, task["static_prio"]),
+            "rt_priority": pair(right, task["rt_priority"])}
+
+
 def prio_rows(summary, guest, lost, why, truth=None):
     switches = summary["sched_switch"]
     gdb_tasks = (truth or {}).get("tasks", {})
@@ -80,7 +92,8 @@ def prio_rows(summary, guest, lost, why, truth=None):
                    "gdb": gdb_tasks.get(str(pid), {}).get("prio")}
         right = bool(mine) and ctx == [expect] and field == [expect] and \
             sources["gdb"] == expect
-        info = {"pid": pid, "switches": len(mine)}
+        info = {"pid": pid, "switches": len(mine), "confusions": _prio_confusions(
+            gdb_tasks.get(str(pid), {}), sources["gdb"])}
         if not mine:
             rows.append(Check("lttng", key, sources, False, info,
                               "no sched_switch of this task in the trace"))
@@ -175,7 +188,13 @@ def writeback_rows(summary, guest, lost, why):
         sources = {"lttng": {"events": len(ours), "limits": limits[:6]},
                    "ftrace": {"events": len(theirs),
                               "limits": sorted({t[next(iter(names))] for t in theirs})[:6]}}
-        info = {"aligned_at": at, "fields": list(names)}
+        # the limits against the dirty thresholds the kernel computed meanwhile: told
+        # apart once a real-time writer lifted the limit (lttng-init, ksymlab-rtwrite)
+        thresholds = sorted({f["thresh"] for f in ftrace
+                             if f.get("event") == "global_dirty_state" and "thresh" in f})
+        info = {"aligned_at": at, "fields": list(names), "confusions": {
+            "thresh for the limit": pair(sorted({t[next(iter(names))] for t in theirs}),
+                                         thresholds or None)}}
         if not ftrace:
             rows.append(Check("lttng", key, sources, False, info,
                               "no ftrace oracle lines from the guest"))

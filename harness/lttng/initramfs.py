@@ -18,7 +18,8 @@ INIT = paths.GUEST / "lttng-init"
 APPLETS = ("sh", "mount", "cat", "echo", "sleep", "renice", "stty", "reboot", "uname", "ls",
            "dmesg", "grep", "sed", "mkdir", "awk", "fdisk", "mke2fs", "dd", "sync", "kill",
            "rm", "mkfifo", "ifconfig", "tar", "base64", "head", "hostname")
-PROGRAMS = {"sched.c": "/bin/ksymlab-sched", "lttng-ustack.c": "/bin/ksymlab-lttng-ustack"}
+PROGRAMS = {"sched.c": "/bin/ksymlab-sched", "lttng-ustack.c": "/bin/ksymlab-lttng-ustack",
+            "rtwrite.c": "/bin/ksymlab-rtwrite"}
 
 
 def _dirs(guest_paths):

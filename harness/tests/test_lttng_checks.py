@@ -325,3 +325,29 @@ def test_trace_order_marks_the_last_writeback_event_before_the_stop():
     assert out["stops"] == [{"tid": 70, "last_writeback": {
         "event": "writeback_global_dirty_state", "index": 1}, "last_balance_dirty_pages": 0}]
     assert out["last_writeback"] == {"event": "writeback_balance_dirty_pages", "index": 1}
+
+
+def test_the_lttng_rows_carry_their_confusions_for_the_audit():
+    """Issue 25 item 3: the writeback rows tell the dirty limit from the threshold
+    only when the two differ in the guest (lttng-init lifts the limit with a
+    real-time writer); the prio rows carry static_prio and rt_priority once gdb
+    read them."""
+    from harness.checks import confusions
+
+    def audit(got):
+        rows = [{"id": c.id, "kind": c.kind, "info": dict(c.info)} for c in got.values()]
+        return {a.confusion: a for a in confusions.audit(rows)}
+
+    got = audit(rows())
+    assert not got["thresh for the limit"].weak          # limits 6, 7 against thresh 2
+    assert got["thresh for the limit"].rows == 2
+    assert got["static_prio"].rows == 0                  # TRUTH predates those reads
+    flat = GUEST_TEXT.replace("limit=7", "limit=2").replace("limit=6", "limit=2")
+    assert audit(rows(text=flat))["thresh for the limit"].weak
+    truth = copy.deepcopy(TRUTH)
+    for pid, static, rt in (("50", 0, 0), ("51", 20, 50), ("52", 20, 0)):
+        truth["tasks"][pid].update(static_prio=static, rt_priority=rt, normal_prio=0, tgid=0)
+    got = audit(rows(truth=truth))
+    # the nice -20 task's static_prio is its prio; the fifo and deadline ones differ
+    assert (got["static_prio"].rows, got["static_prio"].telling) == (3, 2)
+    assert not got["rt_priority"].weak
