@@ -1,5 +1,6 @@
 """The confusion audit on the session's shared default run (e2e_runs.default_run,
-the one test_e2e reads): the default scenario must leave no kind weak (issue 25)."""
+the one test_e2e reads) and on the 6.12 line's (e2e_runs.lttng_612_run): the
+default scenario must leave no kind weak (issue 25)."""
 
 import json
 
@@ -18,9 +19,25 @@ def test_the_default_scenario_leaves_no_confusion_weak(default_run):
     rep = json.loads((default_run.runs / "latest" / "report.json").read_text())
     for variant in DEFAULT_VARIANTS:
         audits = rep["variants"][variant]["confusions"]
-        assert {a["kind"] for a in audits} >= {"prio", "ustack"}, variant
+        assert {a["kind"] for a in audits} >= {"prio", "ustack", "pageblock", "blockdev",
+                                               "writeback"}, variant
         weak = [(a["kind"], a["confusion"], a["blind"]) for a in audits if a["weak"]]
         assert weak == [], (variant, weak)
         assert all(a["rows"] > 0 for a in audits), variant
     md = (default_run.runs / "latest" / "report.md").read_text()
     assert "## Confusion audit" in md and "weak on" not in md
+
+
+@pytest.mark.prebuild("stock-6.12", "exports-6.12")
+def test_the_612_line_leaves_no_confusion_weak(lttng_612_run):
+    """The same audit on the 6.12 line's shared run (exports-6.12 and stock-6.12,
+    each with its probe-module boot and LTTng 2.13.18's boot): every kind the
+    6.1 line audits, LTTng's rows included, told apart."""
+    from harness.tests.e2e_runs import LTTNG_612_VARIANTS
+    rep = lttng_612_run.report()
+    for variant in LTTNG_612_VARIANTS:
+        audits = rep["variants"][variant]["confusions"]
+        assert {a["kind"] for a in audits} >= {"prio", "ustack", "pageblock", "blockdev",
+                                               "writeback", "lttng"}, variant
+        weak = [(a["kind"], a["confusion"], a["blind"]) for a in audits if a["weak"]]
+        assert weak == [], (variant, weak)
