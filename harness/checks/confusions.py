@@ -28,6 +28,13 @@ CONFUSIONS = {
         "leader's prio": "the prio of the thread group leader (task->group_leader)",
         "tgid for pid": "task_tgid_nr() for task_pid_nr(): the row's task named by its group",
     },
+    "policy": {
+        "leader's policy": "the policy of the thread group leader",
+    },
+    "migratetype": {
+        "next type's count": "the count of the next migratetype: a histogram off by one",
+        "another zone's count": "the same migratetype counted in another zone",
+    },
     "pageblock": {
         "next block's type": "the migratetype of the next pageblock: a pfn off by one block",
         "whole flags word": "the pageblock's flag bits unmasked (the skip bit kept)",

@@ -121,8 +121,20 @@ def compare_migratetype(data, truth):
             info={"zone": h.zone, "mt": h.mt,
                   "mt_name": MIGRATETYPES.get(h.mt, f"type {h.mt}"),
                   "oracles": {Source.PAGETYPEINFO: SAME_FUNCTION,
-                              Source.GDB_BITMAP: INDEPENDENT}}))
+                              Source.GDB_BITMAP: INDEPENDENT},
+                  "confusions": _count_confusions(gdb_hist, key)}))
     return values
+
+
+def _count_confusions(hist, key):
+    """gdb's count of (zone, mt) against the counts a histogram off by one type, or
+    filed under another zone, would show (checks/confusions.py)."""
+    zone, mt = key
+    right = hist.get(key, 0)
+    others = sorted(z for z, _ in hist if z != zone)
+    return {"next type's count": pair(right, hist.get((zone, mt + 1), 0)),
+            "another zone's count": pair(right, hist.get((others[0], mt), 0) if others
+                                         else None)}
 
 
 def _later(n, view, reading):

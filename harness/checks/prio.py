@@ -128,6 +128,15 @@ def compare_prio(data, truth):
     return values
 
 
+def _policy_confusions(truth, pid):
+    """gdb's policy of `pid` against its group leader's (checks/confusions.py)."""
+    g = _gdb_task(truth, pid)
+    if g is None or g.tgid is None:
+        return {}
+    leader = _gdb_task(truth, g.tgid)
+    return {"leader's policy": pair(g.policy, leader.policy if leader else None)}
+
+
 def policy_name(policy):
     if policy is None:
         return None
@@ -156,7 +165,8 @@ def compare_policy(data, truth):
         rows.append(Check("policy", f"pid {pid}", sources,
                           want is not None and text.get(pid) == memory.get(pid)
                           == gdb.get(pid) == want,
-                          info={"pid": pid, "scenario_policy": t.policy},
+                          info={"pid": pid, "scenario_policy": t.policy,
+                                "confusions": _policy_confusions(truth, pid)},
                           label=f"policy of scenario task {pid} ({t.policy})"))
     both = sorted(set(text) & set(gdb))
     differ = [pid for pid in both

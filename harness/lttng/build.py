@@ -14,13 +14,16 @@ from ..proc import discard, run_logged
 from ..progress import say
 from . import fetch
 
-LTTNG_PATCHES = paths.REPO / "patches" / "lttng"
+def patches_root():
+    """patches/lttng under the patch root (KSYMLAB_PATCHES overrides it, as for the
+    kernel series: a mutant's scratch copy, a test's broken series)."""
+    return paths.patches_root() / "lttng"
 
 
 def series(name, root=None):
     """The patch files of patches/lttng/<name>.series, in order; a series of another
     LTTng release lives in its own folder (e.g. "2.13.18/exports"), its patches beside it."""
-    root = Path(root or LTTNG_PATCHES)
+    root = Path(root or patches_root())
     f = root / f"{name}.series"
     if not f.is_file():
         raise HarnessError("lttng", f"{f}: no such LTTng series")

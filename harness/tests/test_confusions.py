@@ -91,12 +91,25 @@ def test_the_report_lists_each_weak_confusion_with_the_rows_that_could_not_tell(
     strong = copy.deepcopy(TASKS)
     strong["7"].update(normal_prio=30, static_prio=30, tgid=1)
     md = "\n".join(confusions_report.markdown(report_of(strong)))
-    assert "weak on" not in md and "| prio | normal_prio | 1/2 |" in md
-    assert confusions.weak(report_of(strong)) == []
+    assert "weak on exports: prio" not in md and "| prio | normal_prio | 1/2 |" in md
+    # the fixture's one zone and one scenario task leave these (the guest's state does not)
+    assert {(a["kind"], a["confusion"]) for _, a in confusions.weak(report_of(strong))} == {
+        ("migratetype", "another zone's count"), ("policy", "leader's policy")}
     assert confusions_report.markdown({"variants": {}}) == []
     # without a skip bit anywhere, a mask that keeps it cannot be caught
     md = "\n".join(confusions_report.markdown(report_of(strong, TRUTH["pageblocks"])))
     assert "weak on exports: pageblock / whole flags word" in md
+
+
+def test_policy_and_histogram_confusions():
+    tasks = copy.deepcopy(TASKS)
+    tasks["7"].update(tgid=1)                   # pid 7 a thread of init's group
+    tasks["1"].update(policy=3)                 # whose leader runs SCHED_BATCH
+    assert not audit_of(tasks)[("policy", "leader's policy")].weak
+    assert audit_of()[("policy", "leader's policy")].weak
+    # Unmovable 1 and Movable 2 in DMA32: each count differs from the next type's
+    a = audit_of()[("migratetype", "next type's count")]
+    assert a.rows == 2 and not a.weak
 
 
 def test_pageblock_neighbours_thresholds_and_partitions_are_audited():

@@ -57,7 +57,7 @@ def _hunks_consistent(text):
     return True
 
 
-@pytest.mark.parametrize("m", [m for m in CATALOGUE if m.target == "series"],
+@pytest.mark.parametrize("m", [m for m in CATALOGUE if m.target in ("series", "lttng")],
                          ids=lambda m: m.id)
 def test_every_series_mutant_edits_its_patch_consistently(tmp_path, m):
     root = mutants.series_copy(m, tmp_path / "patches")
@@ -286,3 +286,29 @@ def test_only_a_tree_the_mutant_built_is_removed(monkeypatch):
     assert gone == ["k"]
     mutants._evict_tree(None, "exports", keep=set())             # no report: nothing known
     assert gone == ["k"]
+
+
+def test_an_lttng_mutant_runs_the_lttng_boot_on_a_scratch_patch_root(tmp_path, monkeypatch):
+    """Series "lttng": the LTTng port is edited in a copy of the patch root that the run
+    reads through KSYMLAB_PATCHES (harness/lttng/build.py patches_root()), the run keeps
+    its LTTng boot, and its lttng rows judge it against a baseline that had one too."""
+    from harness.lttng import build as lttngbuild
+    m = next(x for x in CATALOGUE if x.id == "lttng-bdp-limit-from-thresh")
+    assert m.target == "lttng" and mutants.baseline_key(m) == "exports+lttng"
+    seen = {}
+
+    def fake(variant, runs, log, module_src=None, patches=None, extra=()):
+        seen.update(extra=extra)
+        monkeypatch.setenv("KSYMLAB_PATCHES", str(patches))
+        (f,) = [p for p in lttngbuild.series("exports") if p.name == m.file]
+        assert f.is_relative_to(patches)
+        assert "ctf_integer(unsigned long, limit, thresh)" in f.read_text()
+        return 1, report([row("lttng", "writeback/balance_dirty_pages", False)])
+
+    monkeypatch.setattr(mutants, "run_harness", fake)
+    o = mutants.run_mutant(m, tmp_path, {"exports+lttng": frozenset()},
+                           extra=("--no-lttng", "--kaslr"))
+    assert o.status == "killed" and seen["extra"] == ("--kaslr",)
+    # a failure of the LTTng rows that the LTTng baseline had too cannot kill
+    base = {"exports+lttng": frozenset({"lttng:writeback/balance_dirty_pages"})}
+    assert mutants.run_mutant(m, tmp_path / "again", base).status != "killed"

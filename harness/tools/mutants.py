@@ -1,13 +1,14 @@
 """Mutation testing: does each plausible bug in probe-module/ or in a ported series fail a run?
 
-    /usr/bin/python3 -m harness.mutants [--only ID,...] [--kind KIND] [--module | --series]
+    /usr/bin/python3 -m harness.mutants [--only ID,...] [--kind K] [--module|--series|--lttng]
         [--list] [--keep-trees] [--catalogue FILE] [--out DIR]
 
 The catalogue (mutants/catalogue.toml) lists mutants: text edits of one file
 of a scratch copy of probe-module/ (run with `harness run --module-src`), or
 of a patch of a scratch copy of the patch root (run with KSYMLAB_PATCHES;
-the tree is tail-derived from the cached one). Each runs one variant through
-the whole harness, in a process of its own. First an unmutated baseline runs
+the tree is tail-derived from the cached one; a patch of patches/lttng, series
+"lttng", rebuilds LTTng instead and is judged by the run's LTTng boot). Each
+runs one variant through the whole harness, in a process of its own. First an unmutated baseline runs
 on every variant the mutants use; a check that fails there cannot kill.
 
 A mutant is killed when the run's verdict is fail and a check of the kind it
@@ -48,6 +49,7 @@ KILL_KINDS = {
     "blockdev": ("blockdev",),
     "ustack": ("ustack",), "writeback": ("writeback",), "symbols": ("symbol",),
     "snapshot": ("snapshot", "prio", "policy", "pageblock", "migratetype"), "seed": ("seed",),
+    "lttng": ("lttng",),
 }
 FIELDS = {"id", "kind", "what", "file", "edits", "series", "variant", "needs"}
 STATUSES = ("killed", "survived", "wrong-kind", "crashed", "invalid")
@@ -66,7 +68,8 @@ class Mutant:
 
     @property
     def target(self):
-        return "series" if self.series else "module"
+        # patches/lttng (an LTTng port) rebuilds LTTng, not the kernel: its LTTng boot judges
+        return "lttng" if self.series == "lttng" else "series" if self.series else "module"
 
 
 def load(path=CATALOGUE):
@@ -285,7 +288,18 @@ def _evict_tree(report, variant, keep):
         say("mutants", f"removed the mutant's tree {key} from the cache")
 
 
+def with_lttng(extra):
+    """A run's arguments with the LTTng boot on: an LTTng mutant is judged there."""
+    return tuple(a for a in extra if a != "--no-lttng")
+
+
+def baseline_key(m):
+    """The baseline a mutant is judged against: its variant, with LTTng for an LTTng one."""
+    return f"{m.variant}+lttng" if m.target == "lttng" else m.variant
+
+
 def run_mutant(m, out, baseline, keep_trees=True, baseline_trees=frozenset(), extra=()):
+    extra = with_lttng(extra) if m.target == "lttng" else extra
     work = out / m.id
     work.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
@@ -306,31 +320,34 @@ def run_mutant(m, out, baseline, keep_trees=True, baseline_trees=frozenset(), ex
     except HarnessError as err:
         return Outcome(m.id, m.kind, m.what, m.target, "invalid", error=err.one_line(),
                        needs=m.needs)
-    o = decide(m, rep, baseline.get(m.variant, frozenset()), status,
+    o = decide(m, rep, baseline.get(baseline_key(m), frozenset()), status,
                time.monotonic() - t0, str(work / "runs" / "latest"))
-    if m.target == "series" and not keep_trees:
+    if m.target != "module" and not keep_trees:
         _evict_tree(rep, m.variant, baseline_trees)
     return o
 
 
-def run_baselines(variants, out, extra=()):
-    """The unmutated run of each variant: {variant: failed ids}, and their tree keys."""
+def run_baselines(keys, out, extra=()):
+    """The unmutated run of each baseline key (baseline_key(): a variant, `+lttng` with
+    the LTTng boot): {key: failed ids}, and their tree keys."""
     failed, trees = {}, set()
-    for v in sorted(variants):
-        say("mutants", f"baseline: {v}, unmutated")
-        status, rep = run_harness(v, out / "baseline" / v / "runs", out / "baseline" / f"{v}.log",
-                                  extra=extra)
+    for key in sorted(keys):
+        v, lttng = key.split("+")[0], key.endswith("+lttng")
+        say("mutants", f"baseline: {key}, unmutated")
+        status, rep = run_harness(v, out / "baseline" / key / "runs",
+                                  out / "baseline" / f"{key}.log",
+                                  extra=with_lttng(extra) if lttng else extra)
         if rep is None or v not in (rep.get("variants") or {}):
             raise HarnessError("mutants", f"baseline run of {v} wrote no report (exit status "
                                f"{status}; log {out / 'baseline' / f'{v}.log'})")
-        failed[v] = frozenset(failed_ids(rep, v))
+        failed[key] = frozenset(failed_ids(rep, v))
         trees.add(rep["variants"][v].get("tree_key"))
         if rep["variants"][v].get("error"):
-            raise HarnessError("mutants", f"baseline run of {v} failed: "
+            raise HarnessError("mutants", f"baseline run of {key} failed: "
                                f"{rep['variants'][v]['error']['message']}")
-        if failed[v]:
-            say("mutants", f"baseline {v}: {len(failed[v])} check(s) fail unmutated and "
-                           f"cannot kill: {', '.join(sorted(failed[v])[:5])}")
+        if failed[key]:
+            say("mutants", f"baseline {key}: {len(failed[key])} check(s) fail unmutated and "
+                           f"cannot kill: {', '.join(sorted(failed[key])[:5])}")
     return failed, trees
 
 
@@ -423,12 +440,15 @@ def main(argv=None):
                    help="only probe-module mutants")
     g.add_argument("--series", dest="target", action="store_const", const="series",
                    help="only series mutants (a kernel tree each)")
+    g.add_argument("--lttng", dest="target", action="store_const", const="lttng",
+                   help="only mutants of the LTTng ports (an LTTng build and boot each)")
     ap.add_argument("--list", action="store_true", help="list the catalogue and exit")
     ap.add_argument("--keep-trees", action="store_true",
                     help="keep the series mutants' kernel trees in the cache")
     ap.add_argument("--out", help="output directory (default: runs/mutants-<time>)")
     # The probe module's and the seed table's checks judge every mutant; the
-    # LTTng boot (about 40 s per run) never looks at the probe module.
+    # LTTng boot (about 40 s per run) never looks at the probe module, so only
+    # the LTTng ports' mutants (series "lttng") run it.
     ap.add_argument("--run-args", default="--no-lttng", metavar="ARGS",
                     help='arguments of every harness run (default: "--no-lttng"), e.g. '
                     '"--no-lttng --append movablecore=64M" (a guest state to try)')
@@ -457,7 +477,7 @@ def _run(chosen, args):
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
     extra = tuple(shlex.split(args.run_args))
-    baseline, trees = run_baselines({m.variant for m in chosen}, out, extra)
+    baseline, trees = run_baselines({baseline_key(m) for m in chosen}, out, extra)
     outcomes = []
     for i, m in enumerate(chosen, 1):
         say("mutants", f"[{i}/{len(chosen)}] {m.id} ({m.kind}, {m.target})")
