@@ -188,13 +188,8 @@ def writeback_rows(summary, guest, lost, why):
         sources = {"lttng": {"events": len(ours), "limits": limits[:6]},
                    "ftrace": {"events": len(theirs),
                               "limits": sorted({t[next(iter(names))] for t in theirs})[:6]}}
-        # the limits against the dirty thresholds the kernel computed meanwhile: told
-        # apart once a real-time writer lifted the limit (lttng-init, ksymlab-rtwrite)
-        thresholds = sorted({f["thresh"] for f in ftrace
-                             if f.get("event") == "global_dirty_state" and "thresh" in f})
-        info = {"aligned_at": at, "fields": list(names), "confusions": {
-            "thresh for the limit": pair(sorted({t[next(iter(names))] for t in theirs}),
-                                         thresholds or None)}}
+        info = {"aligned_at": at, "fields": list(names),
+                "confusions": {"thresh for the limit": _limit_vs_thresh(ftrace, fevent)}}
         if not ftrace:
             rows.append(Check("lttng", key, sources, False, info,
                               "no ftrace oracle lines from the guest"))
@@ -204,6 +199,24 @@ def writeback_rows(summary, guest, lost, why):
         rows.append(_lost_row(("lttng", key), "writeback", present, at is not None, lost, why,
                               sources, info))
     return rows
+
+
+def _limit_vs_thresh(ftrace, event):
+    """Each ftrace `event`'s dirty limit against the threshold in force at that event,
+    [limits, thresholds] in event order (checks/confusions.py): global_dirty_state
+    carries both; balance_dirty_pages takes the threshold of the global_dirty_state
+    just before it (domain_dirty_limits() fires that event on the global domain in
+    each balance_dirty_pages() pass). Told apart once a real-time writer lifted the
+    limit (lttng-init, ksymlab-rtwrite); sets of values would not do: the events
+    before the sysctl write differ, the ones that matter may not. None without events."""
+    limits, thresholds, last = [], [], None
+    for f in ftrace:
+        if f.get("event") == "global_dirty_state":
+            last = f.get("thresh")
+        if f.get("event") == event and last is not None:
+            limits.append(f.get("limit"))
+            thresholds.append(f.get("thresh") if event == "global_dirty_state" else last)
+    return pair(limits, thresholds) if limits else pair(None, None)
 
 
 # The field of each writeback event that LTTng fills from global_wb_domain.dirty_limit

@@ -344,6 +344,17 @@ def test_the_lttng_rows_carry_their_confusions_for_the_audit():
     assert got["static_prio"].rows == 0                  # TRUTH predates those reads
     flat = GUEST_TEXT.replace("limit=7", "limit=2").replace("limit=6", "limit=2")
     assert audit(rows(text=flat))["thresh for the limit"].weak
+    # an early global_dirty_state (before the sysctl write: limit and thresh both
+    # from the ratios, and different) tells that event apart, not balance_dirty_pages:
+    # each event is paired with the threshold in force then, not with every threshold
+    early = ("ftrace event=global_dirty_state dirty=3 writeback=0 bg_thresh=23000 "
+             "thresh=46894 limit=47197 dirtied=9 written=1\n")
+    first = flat.index("ftrace event=global_dirty_state")
+    text = flat[:first] + early + flat[first:]
+    per_row = {r.key: r for r in rows(text=text).values()}
+    gds = per_row["writeback/global_dirty_state"].info["confusions"]["thresh for the limit"]
+    bdp = per_row["writeback/balance_dirty_pages"].info["confusions"]["thresh for the limit"]
+    assert gds == [[47197, 2, 2], [46894, 2, 2]] and bdp == [[2], [2]]
     truth = copy.deepcopy(TRUTH)
     for pid, static, rt in (("50", 0, 0), ("51", 20, 50), ("52", 20, 0)):
         truth["tasks"][pid].update(static_prio=static, rt_priority=rt, normal_prio=0, tgid=0)
