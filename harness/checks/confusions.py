@@ -43,9 +43,13 @@ CONFUSIONS = {
         "the disk's for the partition's": "a partition's dev_t and size (or whole flag) "
                                           "taken from its disk (bdev_whole())",
     },
+    # per event where one kind reads in several probes: a mix-up in one is not
+    # told apart by the other's rows
     "writeback": {
-        "thresh for the dirty limit": "the dirty threshold for global_wb_domain.dirty_limit",
-        "bg_thresh for the dirty limit": "the background threshold for the dirty limit",
+        "thresh for the global_dirty_state limit": "the dirty threshold for the limit",
+        "bg_thresh for the global_dirty_state limit": "the background threshold for the limit",
+        "thresh for the balance_dirty_pages limit": "the dirty threshold for the limit",
+        "bg_thresh for the balance_dirty_pages limit": "the background threshold for the limit",
         "the other threshold": "dirty and background thresholds swapped",
         "dirty limit for the threshold": "global_wb_domain.dirty_limit for a threshold",
     },
@@ -58,8 +62,9 @@ CONFUSIONS = {
     "lttng": {
         "static_prio": "prio context: task->static_prio, blind to the RT policies",
         "rt_priority": "prio context: task->rt_priority",
-        "thresh for the limit": "writeback events: the dirty threshold for "
-                                "global_wb_domain.dirty_limit",
+        "thresh for the global_dirty_state limit": "the event's threshold for the limit",
+        "thresh for the balance_dirty_pages limit": "the threshold in force at the event "
+                                                    "for the limit",
         "tgid for pid": "callstack_user: the leader's stack for the calling thread's",
         "one frame less": "callstack_user without its outermost frame",
     },

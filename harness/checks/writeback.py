@@ -18,14 +18,15 @@ PAGE_SIZE = 4096
 UINT_MAX = (1 << 32) - 1
 
 
-def _limit_confusions(truth, right):
-    """The dirty limit against the thresholds a sampler could take for it, derived
-    from the sysctls gdb read (checks/confusions.py); {} when a ratio is in use."""
+def _limit_confusions(truth, right, event):
+    """The dirty limit the module read at `event` against the thresholds a sampler could
+    take for it, derived from the sysctls gdb read (checks/confusions.py; named per
+    event: the module reads each in a probe of its own); {} when a ratio is in use."""
     derived = global_dirty_thresholds(truth.dirty_sysctl)
     if derived is None or right is None:
         return {}
-    return {"thresh for the dirty limit": pair(right, derived[1]),
-            "bg_thresh for the dirty limit": pair(right, derived[0])}
+    return {f"thresh for the {event} limit": pair(right, derived[1]),
+            f"bg_thresh for the {event} limit": pair(right, derived[0])}
 
 
 def compare_writeback(data, truth):
@@ -38,7 +39,8 @@ def compare_writeback(data, truth):
         g = truth.dirty_limit
         values.append(Check("writeback", f"dirty_limit/{d.source}",
                             {Source.MODULE: d.bdp, Source.GDB: g}, g is not None and g == d.bdp,
-                            info={"confusions": _limit_confusions(truth, g)},
+                            info={"confusions": _limit_confusions(truth, g,
+                                                                  "balance_dirty_pages")},
                             label=f"dirty_limit ({d.source})"))
     return values
 
@@ -100,7 +102,7 @@ def compare_writeback_states(data, truth):
     values.append(Check("writeback", "dirty_limit/gds",
                         {Source.MODULE: gds, Source.MEMORY: mem.dirty_limit, Source.GDB: g},
                         gds is not None and g is not None and gds == g == mem.dirty_limit,
-                        info={"confusions": _limit_confusions(truth, g)},
+                        info={"confusions": _limit_confusions(truth, g, "global_dirty_state")},
                         label="dirty_limit (global_dirty_state)"))
     if not d:
         # compare_writeback gives the balance_dirty_pages row only when the

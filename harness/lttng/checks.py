@@ -188,8 +188,8 @@ def writeback_rows(summary, guest, lost, why):
         sources = {"lttng": {"events": len(ours), "limits": limits[:6]},
                    "ftrace": {"events": len(theirs),
                               "limits": sorted({t[next(iter(names))] for t in theirs})[:6]}}
-        info = {"aligned_at": at, "fields": list(names),
-                "confusions": {"thresh for the limit": _limit_vs_thresh(ftrace, fevent)}}
+        confused = {f"thresh for the {fevent} limit": _limit_vs_thresh(ftrace, fevent)}
+        info = {"aligned_at": at, "fields": list(names), "confusions": confused}
         if not ftrace:
             rows.append(Check("lttng", key, sources, False, info,
                               "no ftrace oracle lines from the guest"))

@@ -119,15 +119,19 @@ def test_pageblock_neighbours_thresholds_and_partitions_are_audited():
     a = got[("pageblock", "next block's type")]
     assert (a.rows, a.telling, a.blind) == (2, 1, ("pageblock:DMA32 pfn 0x400",))
     # thresholds from the sysctls (bg 256, dirty 512 pages) against the dirty limit (510)
-    for name in ("thresh for the dirty limit", "bg_thresh for the dirty limit",
+    for name in ("thresh for the global_dirty_state limit",
+                 "bg_thresh for the global_dirty_state limit",
+                 "thresh for the balance_dirty_pages limit",
+                 "bg_thresh for the balance_dirty_pages limit",
                  "the other threshold", "dirty limit for the threshold"):
         assert not got[("writeback", name)].weak, name
     # a dirty limit that equals the threshold (no real-time writer lifted it)
     even = cmp(data(extra=["dirtylimit source=tracepoint-arg gds=512 bdp=512"]),
                dict(TRUTH, tasks=TASKS, dirty_limit=512))
     a = {(x.kind, x.confusion): x for x in confusions.audit(even["values"])}
-    assert a[("writeback", "thresh for the dirty limit")].weak
-    assert not a[("writeback", "bg_thresh for the dirty limit")].weak
+    assert a[("writeback", "thresh for the global_dirty_state limit")].weak
+    assert a[("writeback", "thresh for the balance_dirty_pages limit")].weak
+    assert not a[("writeback", "bg_thresh for the balance_dirty_pages limit")].weak
     # ram0p1 against ram0: dev_t, size and the whole flag
     b = got[("blockdev", "the disk's for the partition's")]
     assert (b.rows, b.telling) == (2, 2)
