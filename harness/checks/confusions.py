@@ -99,6 +99,13 @@ class Audit:
 BLIND_SHOWN = 8
 
 
+def _evidence(row, name):
+    """The row's [right, confused] for confusion `name`; None when it has none, or when
+    the confused value is None (no next block, no leader): that is no evidence."""
+    e = ((row.get("info") or {}).get("confusions") or {}).get(name)
+    return e if e is not None and e[1] is not None else None
+
+
 def audit(rows, kinds=None):
     """The audit of one variant's rows (report.json's value dicts, `id`, `kind` and
     `info` read), for every kind of CONFUSIONS that has a row in `rows` (or for
@@ -109,12 +116,8 @@ def audit(rows, kinds=None):
         if kinds is None and kind not in present or kinds is not None and kind not in kinds:
             continue
         for name, what in table.items():
-            # a confused value of None (no next block, no leader) is no evidence
-            carried = [(r["id"], r["info"]["confusions"][name]) for r in rows
-                       if r["kind"] == kind
-                       and ((r.get("info") or {}).get("confusions") or {}).get(name,
-                                                                            [None, None])[1]
-                       is not None]
+            carried = [(r["id"], e) for r in rows if r["kind"] == kind
+                       for e in [_evidence(r, name)] if e is not None]
             blind = tuple(i for i, (right, confused) in carried if right == confused)
             out.append(Audit(kind, name, what, len(carried), len(carried) - len(blind),
                              blind[:BLIND_SHOWN]))
