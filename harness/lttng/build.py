@@ -2,8 +2,10 @@
 tree key + lttng source digest + the patches/lttng series applied + build switches."""
 
 import hashlib
+import os
 import shutil
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -163,9 +165,9 @@ def publish(out, cache, variant):
     d.mkdir(parents=True, exist_ok=True)
     variant = variant.replace("/", "-")     # a series of another release: "2.13.18/exports"
     link = d / variant
-    tmp = d / f".{variant}.tmp"
-    if tmp.is_symlink() or tmp.exists():
-        tmp.unlink()
+    # unique per process and thread: two runs sharing the cache publish the same
+    # variant at once (a fixed name made the second symlink_to() raise EEXIST)
+    tmp = d / f".{variant}.tmp{os.getpid()}-{threading.get_ident()}"
     tmp.symlink_to(out)
-    tmp.replace(link)
+    tmp.replace(link)       # rename(2): atomic, the last publisher wins
     return link
