@@ -28,7 +28,8 @@ USTACK_CALLERS = {0: "level3", 1: "level2", 2: "level1", 3: "ustack_thread",
                   4: "start_thread"}
 
 
-def _addresses(ips):
+def addresses(ips):
+    """Frames as one line of hex addresses, as every ustack row shows them."""
     return " ".join(hex_text(ip) for ip in ips)
 
 
@@ -47,7 +48,7 @@ def stack_confusions(pid, tgid, walk):
     """The whole stack's confusions, [right, confused] each: the thread against its
     group, the walk against itself without the outermost frame."""
     return {"tgid for pid": pair(pid, tgid),
-            "one frame less": pair(_addresses(walk), _addresses(walk[:-1]))}
+            "one frame less": pair(addresses(walk), addresses(walk[:-1]))}
 
 
 def compare_ustack(data, truth, names=None):
@@ -74,11 +75,11 @@ def compare_ustack(data, truth, names=None):
                     label=f"return address {e.depth}")
               for e, idx in found]
     if values:
-        mine = _addresses(frames)
+        mine = addresses(frames)
         # A thread that is its own leader could not tell pid from tgid: the row says so.
         values.append(Check("ustack", "stack",
                             {Source.MODULE: mine or None,
-                             Source.PROGRAM_WALK: _addresses(walk) or None},
+                             Source.PROGRAM_WALK: addresses(walk) or None},
                             bool(walk) and frames == walk and pid != tgid,
                             info={"pid": pid, "tgid": tgid, "frames": len(frames),
                                   "walked": len(walk),
@@ -87,7 +88,7 @@ def compare_ustack(data, truth, names=None):
                             "the program's stack thread is its process's leader",
                             label="whole stack (the program's own frame-pointer walk)"))
         r = truth.results
-        theirs = _addresses(r.frames)
+        theirs = addresses(r.frames)
         values.append(Check("ustack", "frames", {Source.MODULE: mine, Source.MEMORY: theirs},
                             r.frames_pid == pid and mine == theirs,
                             label="frames in module memory"))

@@ -23,7 +23,7 @@ from dataclasses import replace
 from ..checks.enums import Agreement
 from ..checks.confusions import pair
 from ..checks.model import Check
-from ..checks.ustack import stack_confusions
+from ..checks.ustack import addresses, stack_confusions
 from ..oracles.sched_prio import expected_prio
 
 FEATURES = ("prio", "callstack_user", "statedump_block", "writeback", "kmem")
@@ -133,8 +133,8 @@ def ustack_rows(summary, guest, lost, why):
     walk = [w["ip"] for w in sorted(guest.get("ustack-walk", []), key=lambda w: w["idx"])
             if w["pid"] == pid]
     tgid = expect[0].get("tgid")
-    sources = {"program_walk": " ".join(f"{ip:#x}" for ip in walk) or None,
-               "lttng callstack_user": " ".join(f"{ip:#x}" for ip in stack) or None}
+    sources = {"program_walk": addresses(walk) or None,
+               "lttng callstack_user": addresses(stack) or None}
     row = _lost_row(("lttng", "ustack/stack"), "callstack_user", present,
                     bool(walk) and stack == walk and tgid is not None and tgid != pid,
                     lost, why, sources, {"pid": pid, "tgid": tgid, "frames": len(stack),

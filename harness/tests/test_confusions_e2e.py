@@ -6,6 +6,8 @@ import json
 
 import pytest
 
+from harness.tests.e2e_runs import LTTNG_612_VARIANTS
+
 pytestmark = pytest.mark.e2e
 
 DEFAULT_VARIANTS = ("exports", "kallsyms", "stock", "bpf13")
@@ -33,7 +35,6 @@ def test_the_612_line_leaves_no_confusion_weak(lttng_612_run):
     """The same audit on the 6.12 line's shared run (exports-6.12 and stock-6.12,
     each with its probe-module boot and LTTng 2.13.18's boot): every kind the
     6.1 line audits, LTTng's rows included, told apart."""
-    from harness.tests.e2e_runs import LTTNG_612_VARIANTS
     rep = lttng_612_run.report()
     for variant in LTTNG_612_VARIANTS:
         audits = rep["variants"][variant]["confusions"]
