@@ -33,7 +33,7 @@ def addresses(ips):
     return " ".join(hex_text(ip) for ip in ips)
 
 
-def _neighbours(walk, ret):
+def neighbours(walk, ret):
     """A return address against the frames next to it in the program's walk
     (checks/confusions.py); {} when the walk lacks it."""
     if ret not in walk:
@@ -71,7 +71,7 @@ def compare_ustack(data, truth, names=None):
                     {Source.MODULE: hex_text(frames[idx]) if idx is not None else None,
                      Source.PROGRAM: hex_text(e.ret)},
                     idx is not None and in_order,
-                    info={"frame": idx, "confusions": _neighbours(walk, e.ret)},
+                    info={"frame": idx, "confusions": neighbours(walk, e.ret)},
                     label=f"return address {e.depth}")
               for e, idx in found]
     if values:

@@ -19,11 +19,13 @@ right, the expectation is wrong (fails); absent and not listed, LTTng lost it
 """
 
 from dataclasses import replace
+from types import SimpleNamespace
 
+from ..checks.blockdev import disk_of
 from ..checks.enums import Agreement
 from ..checks.confusions import pair
 from ..checks.model import Check
-from ..checks.ustack import addresses, stack_confusions
+from ..checks.ustack import addresses, neighbours, stack_confusions
 from ..oracles.sched_prio import expected_prio
 
 FEATURES = ("prio", "callstack_user", "statedump_block", "writeback", "kmem")
@@ -61,15 +63,20 @@ def _lost_row(kind_key, feature, present, right, lost, why, sources, info=None):
                  None if present else f"LTTng recorded no {feature}: {why}")
 
 
-def _prio_confusions(task, right):
+def _prio_confusions(task, right, mine):
     """A scenario task's prio against the fields LTTng's prio context could take instead,
-    as gdb read them at its stop (checks/confusions.py); {} before gdb read them.
-    normal_prio is not among them: the LTTng guest runs no PI chain, so a context that
-    read it could not be told apart (the probe-module boot's audit covers it)."""
+    as gdb read them at its stop, and against the other task of each of its switches
+    (checks/confusions.py); {} before gdb read them. normal_prio is not among them: the
+    LTTng guest runs no PI chain, so a context that read it could not be told apart (the
+    probe-module boot's audit covers it)."""
     if right is None or task.get("static_prio") is None:
         return {}
+    # the context is the current task's (prev at the switch); the next task is another
+    nxt = [s.get("next_prio") for s in mine]
     return {"static_prio": pair(right, task["static_prio"]),
-            "rt_priority": pair(right, task["rt_priority"])}
+            "rt_priority": pair(right, task["rt_priority"]),
+            "next_prio for the prio context": pair([right] * len(mine),
+                                                   nxt if nxt and None not in nxt else None)}
 
 
 def prio_rows(summary, guest, lost, why, truth=None):
@@ -93,7 +100,7 @@ def prio_rows(summary, guest, lost, why, truth=None):
         right = bool(mine) and ctx == [expect] and field == [expect] and \
             sources["gdb"] == expect
         info = {"pid": pid, "switches": len(mine), "confusions": _prio_confusions(
-            gdb_tasks.get(str(pid), {}), sources["gdb"])}
+            gdb_tasks.get(str(pid), {}), sources["gdb"], mine)}
         if not mine:
             rows.append(Check("lttng", key, sources, False, info,
                               "no sched_switch of this task in the trace"))
@@ -119,6 +126,8 @@ def ustack_rows(summary, guest, lost, why):
     stacks = [e["stack"] for e in events if e["stack"]]
     present = bool(stacks)
     stack = stacks[0] if stacks else []
+    walk = [w["ip"] for w in sorted(guest.get("ustack-walk", []), key=lambda w: w["idx"])
+            if w["pid"] == pid]
     for e in expect:
         # stack[0] is the user ip at the syscall; stack[d] the return address of depth d
         got = stack[e["depth"]] if len(stack) > e["depth"] else None
@@ -126,12 +135,11 @@ def ustack_rows(summary, guest, lost, why):
                    "lttng callstack_user": f"{got:#x}" if got is not None else None}
         rows.append(_lost_row(("lttng", f"ustack/depth{e['depth']}"), "callstack_user",
                               present, got == e["ret"], lost, why, sources,
-                              {"pid": pid, "frames": len(stack), "events": len(events)}))
+                              {"pid": pid, "frames": len(stack), "events": len(events),
+                               "confusions": neighbours(walk, e["ret"])}))
     # The whole stack against the program's own frame-pointer walk (ustack-frames.h),
     # from a thread that is not the leader: one frame less or more, or the stack of
     # the thread group leader, is caught here (issue 25).
-    walk = [w["ip"] for w in sorted(guest.get("ustack-walk", []), key=lambda w: w["idx"])
-            if w["pid"] == pid]
     tgid = expect[0].get("tgid")
     sources = {"program_walk": addresses(walk) or None,
                "lttng callstack_user": addresses(stack) or None}
@@ -146,9 +154,19 @@ def ustack_rows(summary, guest, lost, why):
     return rows
 
 
+def _statedump_confusions(walk, name):
+    """A partition's traced dev_t against its disk's, by gdb's walk of the block class
+    (checks/confusions.py); {} for a disk or a device gdb did not walk."""
+    devices = [SimpleNamespace(**d) for d in walk]
+    mine = next((d for d in devices if d.name == name), None)
+    disk = disk_of(name, devices) if mine is not None and mine.type == "part" else None
+    return {"the disk's for the partition's": pair(mine.dev, disk.dev)} if disk else {}
+
+
 def block_rows(summary, guest, lost, why, truth=None):
     traced = {b["name"]: b["dev"] for b in summary["block"]}
-    walked = {b["name"]: b["dev"] for b in (truth or {}).get("block_class", [])}
+    walk = (truth or {}).get("block_class", [])
+    walked = {b["name"]: b["dev"] for b in walk}
     sysfs = {b["name"]: b["dev"] for b in guest.get("sysblock", [])}
     parts = {p["name"]: f"{p['major']}:{p['minor']}" for p in guest.get("partitions", [])}
     present = bool(traced)
@@ -162,7 +180,8 @@ def block_rows(summary, guest, lost, why, truth=None):
         right = traced.get(name) == sysfs.get(name) == parts.get(name) == \
             walked.get(name) is not None
         rows.append(_lost_row(("lttng", f"blockdev/{name}"), "statedump_block", present,
-                              right, lost, why, sources))
+                              right, lost, why, sources,
+                              {"confusions": _statedump_confusions(walk, name)}))
     return rows
 
 
@@ -278,11 +297,15 @@ def kmem_rows(summary, guest, lost, why):
            if a["migratetype"] != (a["gfp_flags"] & GFP_MOVABLE_MASK) >> GFP_MOVABLE_SHIFT]
     sources = {"lttng": {"events": len(allocs), "wrong": len(bad)},
                "gfp_migratetype(gfp_flags)": {"events": len(allocs) - len(bad)}}
+    # a port that records one constant type passes unless the allocations differ in it
+    types = sorted({(a["gfp_flags"] & GFP_MOVABLE_MASK) >> GFP_MOVABLE_SHIFT for a in allocs})
+    confusions = {"one migratetype for every allocation": pair(types, types[:1])} \
+        if types else {}
     return [
         _lost_row(("lttng", "kmem/probe-loaded"), "kmem", loaded, loaded, lost, why,
                   {"guest lsmod": loaded}),
         _lost_row(("lttng", "kmem/migratetype"), "kmem", bool(allocs), not bad and bool(allocs),
-                  lost, why, sources, {"first_wrong": bad[:3]}),
+                  lost, why, sources, {"first_wrong": bad[:3], "confusions": confusions}),
     ]
 
 

@@ -35,6 +35,7 @@ def add_event(out, name, ev):
     if name == "sched_switch":
         out["sched_switch"].append({"prev_tid": _int(ev, "prev_tid"),
                                     "prev_prio": _int(ev, "prev_prio"),
+                                    "next_prio": _int(ev, "next_prio"),
                                     "prio": _int(ev, "prio")})
     elif name == "lttng_statedump_block_device":
         dev = int(ev["dev"])

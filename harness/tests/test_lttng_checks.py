@@ -365,3 +365,49 @@ def test_the_lttng_rows_carry_their_confusions_for_the_audit():
     # the nice -20 task's static_prio is its prio; the fifo and deadline ones differ
     assert (got["static_prio"].rows, got["static_prio"].telling) == (3, 2)
     assert not got["rt_priority"].weak
+
+
+def test_the_lttng_rows_tell_partitions_frames_the_next_task_and_gfp_types():
+    """Issue 25 item 3, the rest of LTTng's rows: the statedump's partition against its
+    disk, each callstack frame against its neighbours in the program's walk, the prio
+    context against the task switched to, the migratetype against one constant type;
+    each weak in a state that cannot tell."""
+    from harness.checks import confusions
+
+    def audit(got):
+        rows = [{"id": c.id, "kind": c.kind, "info": dict(c.info)} for c in got.values()]
+        return {a.confusion: a for a in confusions.audit(rows)}
+
+    truth = copy.deepcopy(TRUTH)
+    for pid, static, rt in (("50", 0, 0), ("51", 20, 50), ("52", 20, 0)):
+        truth["tasks"][pid].update(static_prio=static, rt_priority=rt, normal_prio=0, tgid=0)
+    summary = copy.deepcopy(SUMMARY)
+    for s, nxt in zip(summary["sched_switch"], (20, 0, -51, 0)):
+        s["next_prio"] = nxt            # each switch to another task, of another prio
+    got = audit(rows(summary, truth=truth))
+    part, nprio = "the disk's for the partition's", "next_prio for the prio context"
+    one = "one migratetype for every allocation"
+    assert (got[part].rows, got[part].telling) == (1, 1)          # ram0p1 259:0 vs 1:0
+    assert (got[nprio].rows, got[nprio].telling) == (3, 3)
+    assert (got["next frame"].rows, got["previous frame"].telling) == (3, 3)
+    assert (got[one].rows, got[one].telling) == (1, 1)            # movable and unmovable
+    r = rows(summary, truth=truth)
+    assert r["blockdev/ram0p1"].info["confusions"][part] == ["259:0", "1:0"]
+    assert r["ustack/depth1"].info["confusions"]["previous frame"] == [0x401656, 0x401650]
+    # switches only to tasks of the same prio; only unmovable allocations; no partition
+    flat = copy.deepcopy(summary)
+    for s in flat["sched_switch"]:
+        s["next_prio"] = s["prio"]
+    flat["page_alloc"] = [{"gfp_flags": 0xcc0, "migratetype": 0}] * 2
+    bare = dict(truth, block_class=truth["block_class"][:1])
+    got = audit(rows(flat, truth=bare))
+    assert got[nprio].weak and got[one].weak and got[part].weak and got[part].rows == 0
+    # the rows themselves catch the mix-ups the audit says they can tell
+    swapped = copy.deepcopy(summary)
+    for s in swapped["sched_switch"]:
+        s["prio"] = s["next_prio"]
+    assert {"prio/nice-20", "prio/fifo50"} <= set(failing(rows(swapped, truth=truth)))
+    const = copy.deepcopy(summary)
+    for a in const["page_alloc"]:
+        a["migratetype"] = 0
+    assert "kmem/migratetype" in failing(rows(const, truth=truth))
