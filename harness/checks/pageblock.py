@@ -145,14 +145,18 @@ def _later(n, view, reading):
     return at_snapshot(n, compare_pageblocks(view, reading) + compare_migratetype(view, reading))
 
 
-def _sequence(n, view, reading):
+def _sequence(n, view, reading, other):
+    """`other`: gdb's reading at a neighbouring snapshot (checks/confusions.py)."""
     text = next((s.seq for s in view.snapshot if s.kind == "migratetype"), None)
     memory = reading.results.snapshot_seq if reading else None
     stop = reading.stop.seq if reading else None
+    confused = other.stop.seq if other else None
     return Check("snapshot", f"snap{n}/sequence",
                  {Source.MODULE: text, Source.MEMORY: memory, Source.GDB: stop},
                  text is not None and text == memory and (stop is None or stop == memory)
                  and (n == 1 or memory is not None),
+                 info={"confusions": {"the other snapshot's sequence": pair(stop, confused)}}
+                 if stop is not None else {},
                  label=f"snapshot {n}: sequence in the migratetype file, memory, gdb stop")
 
 
@@ -254,7 +258,8 @@ def compare_pageblock_snapshots(data, truth):
     order = next((p.order for p in data.pbinfo), None)
     values = []
     for i, (n, view, reading) in enumerate(snaps):
-        values.append(_sequence(n, view, reading))
+        other = snaps[i + 1 if i == 0 else i - 1][2] if len(snaps) > 1 else None
+        values.append(_sequence(n, view, reading, other))
         values.append(_skip(n, reading))
         if i:
             values += _later(n, view, reading)

@@ -7,6 +7,7 @@ the tree on the host.
 """
 
 from ..build import symcheck
+from .confusions import pair
 from .enums import Source
 from .model import Check, hex_text
 
@@ -14,8 +15,11 @@ from .model import Check, hex_text
 def compare_symbols(data, truth):
     # /proc/kallsyms may list a static name twice; any match will do.
     kallsyms = {}
+    following = {}
     for k in data.kallsyms:
         kallsyms.setdefault(k.name, set()).add(k.addr)
+        following[k.addr] = k.next
+    resolver = min(kallsyms.get("kallsyms_lookup_name", ()), default=None)
     out = []
     for s in data.symbol:
         # truth.symbols maps every name gdb was asked for (None: not in vmlinux)
@@ -30,9 +34,23 @@ def compare_symbols(data, truth):
             # an unresolved symbol (address 0) agrees when it is absent or a
             # degraded sampler says so; the sampler list reports that case
             (gdb_addr is not None and gdb_addr == s.addr and in_kallsyms) if resolved else None,
-            info={"method": s.method},
+            info=_info(s.method, _confusions(gdb_addr, following, resolver)),
             reason=None if resolved else "unresolved: the sampler that needs it reports itself"))
     return out
+
+
+def _confusions(right, following, resolver):
+    """gdb's address against what a lookup one /proc/kallsyms entry off, or one that
+    kept kallsyms_lookup_name's own address, would give (checks/confusions.py)."""
+    if right is None:
+        return {}
+    out = {"next symbol": pair(hex_text(right), hex_text(following.get(right))),
+           "the resolver's address": pair(hex_text(right), hex_text(resolver))}
+    return {k: e for k, e in out.items() if e[1] is not None}
+
+
+def _info(method, confusions):
+    return {"method": method, **({"confusions": confusions} if confusions else {})}
 
 
 def calltypes_row(kind, key, calltypes):

@@ -221,10 +221,11 @@ class Procstat:
 
 @dataclass(frozen=True)
 class Kallsyms:
-    """/proc/kallsyms for a symbol the module resolved."""
+    """/proc/kallsyms for a symbol the module resolved (and kallsyms_lookup_name)."""
     name: str
     addr: int
     type: str
+    next: Optional[int] = None      # the next address the file lists (none: the last line)
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,8 @@ def assemble(meta, results, order):
     results = {n: results[n] for n in order if n in results}       # in the order asked for
     rep["variants"] = {n: r.to_json() for n, r in results.items()}
     for v in rep["variants"].values():      # what the run's state let each kind tell apart
-        v["confusions"] = [a.to_json() for a in confusions.audit(v["values"])]
+        v["confusions"] = [a.to_json() for a in
+                           confusions.audit(v["values"] + v.get("symbols", []))]
     rep["seeds"] = seeds.evaluate(results)
     rep["across"] = crossvariant.compare(results)
     rep["matrix"] = matrix(results, order)

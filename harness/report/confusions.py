@@ -5,7 +5,7 @@ the right value from the confused one; the weak ones with the rows that could no
 from html import escape
 
 from . import mdtables
-from ..checks.confusions import weak
+from ..checks.confusions import not_audited, weak
 
 
 def _cell(a):
@@ -58,7 +58,10 @@ def html(report, table):
                       "tell.</p>",
                       table(["kind", "confusion", *names], _grid(variants, names)),
                       "<ul>" + "".join(f"<li>{escape(x)}</li>" for x in lines) + "</ul>"
-                      if lines else "<p>No weak confusion.</p>"])
+                      if lines else "<p>No weak confusion.</p>",
+                      "<p>Kinds not audited:</p><ul>" + "".join(
+                          f"<li>{escape(k)}: {escape(why)}</li>"
+                          for k, why in not_audited(report)) + "</ul>"])
 
 
 def markdown(report):
@@ -78,4 +81,8 @@ def markdown(report):
         mdtables.table(out, ["kind", "confusion", *part], _grid(variants, part))
     lines = _weak_lines(report, "`")
     out += [f"- {x}" for x in lines] + ([""] if lines else [])
+    skipped = not_audited(report)
+    if skipped:
+        out += ["Kinds not audited, and why:", ""] + \
+            [f"- {k}: {why}" for k, why in skipped] + [""]
     return out

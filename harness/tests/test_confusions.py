@@ -3,11 +3,12 @@ confusion) is weak exactly when no row of the run's state tells the right value
 from the confused one; the report lists the weak ones."""
 
 import copy
+from dataclasses import replace
 
 from harness.checks import confusions
 from harness.report import confusions as confusions_report
 from harness.report.html import _table
-from harness.tests.test_compare import TRUTH, block, cmp, data
+from harness.tests.test_compare import TRUTH, block, cmp, data, failing
 
 # gdb's tasks as ksymlab_verify.read_tasks() reads them now: init (pid 1) and a
 # nice-5 sleep (pid 7), each leading its own group, neither boosted.
@@ -92,9 +93,11 @@ def test_the_report_lists_each_weak_confusion_with_the_rows_that_could_not_tell(
     strong["7"].update(normal_prio=30, static_prio=30, tgid=1)
     md = "\n".join(confusions_report.markdown(report_of(strong)))
     assert "weak on exports: prio" not in md and "| prio | normal_prio | 1/2 |" in md
-    # the fixture's one zone and one scenario task leave these (the guest's state does not)
+    # the fixture's one zone, one scenario task and one snapshot leave these (the
+    # guest's state does not)
     assert {(a["kind"], a["confusion"]) for _, a in confusions.weak(report_of(strong))} == {
-        ("migratetype", "another zone's count"), ("policy", "leader's policy")}
+        ("migratetype", "another zone's count"), ("policy", "leader's policy"),
+        ("snapshot", "the other snapshot's sequence")}
     assert confusions_report.markdown({"variants": {}}) == []
     # without a skip bit anywhere, a mask that keeps it cannot be caught
     md = "\n".join(confusions_report.markdown(report_of(strong, TRUTH["pageblocks"])))
@@ -147,3 +150,31 @@ def test_a_partition_is_matched_to_its_disk_by_the_kernels_naming_rule():
     assert disk_of("ram1p1", devs).name == "ram1"
     assert disk_of("ram1", devs).name == "ram"      # the rule alone: the caller asks parts only
     assert disk_of("sdb1", devs) is None and disk_of("nvme0n1x", devs) is None
+
+
+def test_symbol_addresses_tell_the_next_symbol_and_the_resolver_apart():
+    """/proc/kallsyms' next address and kallsyms_lookup_name's own (the guest prints
+    both): a module one entry off, or keeping the resolver's address, fails its row."""
+    d = data(extra=["kallsyms name=kallsyms_lookup_name addr=0x3000 type=T next=0x3040"])
+    d = replace(d, kallsyms=tuple(replace(k, next=0x1040) if k.name == "task_prio" else k
+                                  for k in d.kallsyms))
+    r = cmp(d, TRUTH)
+    got = {(a.kind, a.confusion): a for a in confusions.audit(r["symbols"])}
+    assert (got[("symbol", "next symbol")].telling, got[("symbol", "the resolver's address")]
+            .telling) == (1, 1)
+    assert r["symbols"][0]["info"]["confusions"]["next symbol"] == ["0x1000", "0x1040"]
+    # an old guest printed no next address and no resolver: nothing carried, weak
+    bare = {(a.kind, a.confusion): a for a in confusions.audit(cmp(data(), TRUTH)["symbols"])}
+    assert bare[("symbol", "next symbol")].weak and bare[("symbol", "next symbol")].rows == 0
+    # the mix-ups themselves: the module's address one entry off, or the resolver's
+    for wrong in ("0x1040", "0x3000"):
+        bad = replace(d, symbol=tuple(replace(s, addr=int(wrong, 16)) for s in d.symbol))
+        assert ("symbol", "task_prio") in failing(cmp(bad, TRUTH)), wrong
+
+
+def test_every_kind_is_audited_or_says_why_not():
+    rows = [{"kind": k} for k in ("prio", "seed", "bpf", "symbol", "lttng")]
+    assert confusions.unaudited(rows) == []
+    assert confusions.unaudited(rows + [{"kind": "newkind"}]) == ["newkind"]
+    rep = {"variants": {"v": {"values": [{"kind": "seed"}, {"kind": "prio"}], "symbols": []}}}
+    assert [k for k, _ in confusions.not_audited(rep)] == ["seed"]

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from harness.checks.confusions import unaudited
 from harness.tests.e2e_runs import LTTNG_612_VARIANTS
 
 pytestmark = pytest.mark.e2e
@@ -22,12 +23,15 @@ def test_the_default_scenario_leaves_no_confusion_weak(default_run):
     for variant in DEFAULT_VARIANTS:
         audits = rep["variants"][variant]["confusions"]
         assert {a["kind"] for a in audits} >= {"prio", "ustack", "pageblock", "blockdev",
-                                               "writeback"}, variant
+                                               "writeback", "symbol", "snapshot"}, variant
         weak = [(a["kind"], a["confusion"], a["blind"]) for a in audits if a["weak"]]
         assert weak == [], (variant, weak)
         assert all(a["rows"] > 0 for a in audits), variant
+        v = rep["variants"][variant]
+        assert unaudited(v["values"] + v["symbols"]) == [], variant
     md = (default_run.runs / "latest" / "report.md").read_text()
     assert "## Confusion audit" in md and "weak on" not in md
+    assert "Kinds not audited, and why:" in md
 
 
 @pytest.mark.prebuild("stock-6.12", "exports-6.12")
@@ -39,6 +43,9 @@ def test_the_612_line_leaves_no_confusion_weak(lttng_612_run):
     for variant in LTTNG_612_VARIANTS:
         audits = rep["variants"][variant]["confusions"]
         assert {a["kind"] for a in audits} >= {"prio", "ustack", "pageblock", "blockdev",
-                                               "writeback", "lttng"}, variant
+                                               "writeback", "lttng", "symbol",
+                                               "snapshot"}, variant
         weak = [(a["kind"], a["confusion"], a["blind"]) for a in audits if a["weak"]]
         assert weak == [], (variant, weak)
+        v = rep["variants"][variant]
+        assert unaudited(v["values"] + v["symbols"]) == [], variant

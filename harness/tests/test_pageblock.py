@@ -237,3 +237,17 @@ def test_report_histogram_table_and_map_cells():
     assert "Movable s2" in page
     # the state rows (skip bits, types, ...) are no cells
     assert f'data-cells="{2 * len(BLOCKS)}"' in page
+
+
+def test_each_snapshot_sequence_tells_the_other_snapshot_apart():
+    """Issue 25: snapshot n's sequence (gdb's stop) against the other snapshot's; a
+    sampler that reported the first snapshot's number at the second fails its row."""
+    d = guest()
+    r = rows(d, truth(d))
+    assert r["snapshot:snap1/sequence"].info["confusions"] == {
+        "the other snapshot's sequence": [1, 2]}
+    assert r["snapshot:snap2/sequence"].info["confusions"] == {
+        "the other snapshot's sequence": [2, 1]}
+    t = truth(d, snaps=1)                     # gdb gave no second stop: no evidence
+    assert rows(d, t)["snapshot:snap1/sequence"].info["confusions"] == {
+        "the other snapshot's sequence": [1, None]}
