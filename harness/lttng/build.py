@@ -14,7 +14,7 @@ from ..build import cache as cachemod
 from ..errors import HarnessError
 from ..proc import discard, run_logged
 from ..progress import say
-from . import fetch
+from . import fetch, reuse
 
 def patches_root():
     """patches/lttng under the patch root (KSYMLAB_PATCHES overrides it, as for the
@@ -42,11 +42,18 @@ def series(name, root=None):
 
 # What a build directory holds; bumped when that changes so cached builds are redone.
 # 2: ko/Module.symvers, LTTng's own modpost output (the CRCs its modules export to each other).
-LAYOUT_VERSION = "2"
+# 3: inputs.json, what the build read from the tree (reuse.py).
+LAYOUT_VERSION = "3"
 
 
 def build_key(tree, src_digest, patches, kallsyms):
-    h = hashlib.sha256(f"{tree.key}\0{src_digest}\0kallsyms={kallsyms}\0"
+    return base_key(src_digest, patches, kallsyms, tree.key)
+
+
+def base_key(src_digest, patches, kallsyms, tree_key=""):
+    """The key of what a build is made of besides the tree (reuse.py): LTTng's source,
+    its series, its switches; with `tree_key`, the build's own key."""
+    h = hashlib.sha256(f"{tree_key}\0{src_digest}\0kallsyms={kallsyms}\0"
                        f"layout={LAYOUT_VERSION}\0".encode())
     for p in patches:
         h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
@@ -66,15 +73,19 @@ def _beat(log):
 
 
 def build(tree, series_name, cache, kallsyms=True, patches_root=None,
-          version=fetch.DEFAULT_VERSION):
+          version=fetch.DEFAULT_VERSION, fresh=False):
     """Return the build directory of lttng-modules `version`: ko/ (with debug info), stage/
-    (stripped .ko under lib/modules/<release>/extra and depmod's files), build.log."""
+    (stripped .ko under lib/modules/<release>/extra and depmod's files), build.log.
+    A recorded build with the same inputs from the tree is reused (reuse.py) unless
+    `fresh`: then LTTng is compiled, under a key of its own (the reuse proof's)."""
     src = fetch.modules_source(cache, version)
     digest_file = src.parent / f"{src.name}.digest"
     if not digest_file.exists():
         digest_file.write_text(fetch.digest_tree(src) + "\n")
     patches = series(series_name, patches_root)
-    key = build_key(tree, digest_file.read_text().strip(), patches, kallsyms)
+    src_digest = digest_file.read_text().strip()
+    key = build_key(tree, src_digest + ("\0fresh" if fresh else ""), patches, kallsyms)
+    base = base_key(src_digest, patches, kallsyms)
     out = Path(cache) / "lttng" / "modules" / key
     with cachemod.entry(out.parent / f"{key}.lock", (out / "done").exists) as e:
         if not e.missing:
@@ -84,6 +95,15 @@ def build(tree, series_name, cache, kallsyms=True, patches_root=None,
         if out.exists():
             discard(out)
         out.mkdir()
+        if reuse.enabled() and not fresh:
+            donor, differ = reuse.find(cache, base, tree.src)
+            if donor:
+                _reuse(out, out.parent / donor, tree, key)
+                e.built()
+                return out
+            if differ:
+                say("lttng", f"{tree.variant}: LTTng's inputs changed since the last build "
+                             f"({len(differ)} files, e.g. {', '.join(differ[:3])}): rebuilding")
         log = out / "build.log"
         work = out / "src"
         shutil.copytree(src, work, symlinks=True)
@@ -111,6 +131,7 @@ def build(tree, series_name, cache, kallsyms=True, patches_root=None,
             raise HarnessError("lttng", f"make succeeded but wrote no {symvers}", log)
         shutil.copy2(symvers, out / "ko" / "Module.symvers")
         stage(out, tree)
+        inputs = reuse.record(out, work, tree.src)
         shutil.rmtree(work)         # 46 MB of objects; the .ko stay in ko/
         secs = round(time.monotonic() - t0, 1)
         (out / "facts").write_text(f"version={version}\nseries={series_name}\n"
@@ -118,9 +139,42 @@ def build(tree, series_name, cache, kallsyms=True, patches_root=None,
                                    f"tree={tree.key}\nrelease={release}\nkos={len(kos)}\n"
                                    f"build_seconds={secs}\n")
         (out / "done").write_text(key + "\n")
-        say("lttng", f"{tree.variant}: built {len(kos)} LTTng modules in {secs} s")
+        reuse.register(cache, base, key)
+        say("lttng", f"{tree.variant}: built {len(kos)} LTTng modules in {secs} s "
+                     f"({inputs} inputs of the tree recorded)")
         e.built()       # no kind of the build cache: only the downgrade
         return out
+
+
+def reused_from(out):
+    """The build whose modules `out` reuses, or None when `out` was built."""
+    facts = Path(out) / "facts"
+    for line in facts.read_text().splitlines() if facts.is_file() else ():
+        if line.startswith("reused_from="):
+            return line.split("=", 1)[1]
+    return None
+
+
+def _reuse(out, donor, tree, key):
+    """Make `out` the build `donor` made from the same inputs (reuse.py): its modules
+    (hard links: a build's files are never rewritten), staged for this tree."""
+    (out / "ko").mkdir()
+    for f in sorted((donor / "ko").iterdir()):
+        os.link(f, out / "ko" / f.name)
+    shutil.copy2(donor / reuse.MANIFEST, out / reuse.MANIFEST)
+    (out / "build.log").write_text(f"ksymlab: not rebuilt: every input LTTng read from the "
+                                   f"tree equals build {donor.name}'s ({reuse.MANIFEST}); "
+                                   "its log follows\n" + (donor / "build.log").read_text(
+                                       errors="replace"))
+    stage(out, tree)
+    facts = (donor / "facts").read_text()
+    facts = "".join(line + "\n" for line in facts.splitlines()
+                    if not line.startswith(("tree=", "build_seconds=", "reused_from=")))
+    (out / "facts").write_text(facts + f"tree={tree.key}\nreused_from={donor.name}\n"
+                               "build_seconds=0\n")
+    (out / "done").write_text(key + "\n")
+    say("lttng", f"{tree.variant}: LTTng's inputs from the tree are those of build "
+                 f"{donor.name}: its modules reused, not rebuilt")
 
 
 STAGE_VERSION = "2"     # 2: the tree's modules.builtin & co. beside the modules

@@ -36,6 +36,7 @@ def run_lttng(variant, tree, vdir, opts, series=None, kallsyms=None, prio=True):
     out = lbuild.build(tree, series, opts.cache, kallsyms=kallsyms,
                        version=variant.lttng_version)
     facts["build_dir"] = str(out)
+    facts["reused_from"] = lbuild.reused_from(out)
     facts["published"] = str(lbuild.publish(out, opts.cache, f"{variant.name}-{series}"))
     shutil.copy2(out / "build.log", ldir / "build.log")
     facts["build_s"] = round(time.monotonic() - t0, 1)
