@@ -33,6 +33,7 @@ class RunOptions:
     lttng_suite_only: tuple = ()    # substrings of the script paths to run (all when empty)
     lttng_suite_timeout: int = 300  # seconds per test script in the guest
     cluster: Optional[str] = None   # Dask scheduler address: variant jobs run on its workers
+    lttng_beside: bool = False      # the LTTng boot runs beside the probe-module boot (run.py)
 
     @classmethod
     def from_env(cls, **given):

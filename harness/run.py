@@ -94,10 +94,15 @@ class _Steps:
         self.seconds = {}
         self._clock = time.monotonic()
 
-    def lap(self, step):
+    def lap(self, step, of_which=None):
+        """Record the time since the last lap as `step`'s; `of_which` ({step: seconds},
+        timed inside this lap by the thread that ran it) is recorded apart from it."""
         assert step in stepnames.GUEST, f"{step}: not in harness/steps.py GUEST"
         now = time.monotonic()
-        self.seconds[step] = round(now - self._clock, 2)
+        inner = of_which or {}
+        assert all(k in stepnames.GUEST for k in inner), inner
+        self.seconds[step] = round(now - self._clock - sum(inner.values()), 2)
+        self.seconds.update(inner)
         self._clock = now
 
 
@@ -116,8 +121,40 @@ def _series(variant):
         return ()
 
 
-def run_variant(variant, tree, vdir, opts, steps):
-    """Boot one variant, verify it at the snapshot; return its VariantResult."""
+def lttng_beside(n_variants, opts, cpus=None):
+    """Whether each LTTng boot runs beside its probe-module boot: when the variants
+    leave a CPU free (one guest each), and not under -icount (a benchmark's guest
+    keeps its CPU to itself)."""
+    cpus = opts.jobs or cpus or os.cpu_count() or 1
+    return n_variants < cpus and not opts.bench
+
+
+def _lttng_step(variant, tree, vdir, opts):
+    """The LTTng boot of `variant` (issue 13: Debian's LTTng in a boot of its own) and,
+    with --lttng-suite, lttng-tools' kernel tests with its modules (issue 23):
+    (rows, the boot's facts, the suite's facts or None, the suite's seconds)."""
+    rows, facts = lttngrun.rows_or_failure(variant, tree, vdir, opts)
+    suite, t0 = None, time.monotonic()
+    if opts.lttng_suite and facts.get("build_dir"):
+        suite = suiterun.run_or_failure(variant, tree, Path(facts["build_dir"]), vdir, opts,
+                                        opts.lttng_suite_timeout, opts.lttng_suite_only)
+    return rows, facts, suite, round(time.monotonic() - t0, 2)
+
+
+def boot_variant(variant, tree, vdir, opts, steps):
+    """Boot one variant, verify it at the snapshot; return its VariantResult. With a
+    spare CPU (opts.lttng_beside) the LTTng boot runs at the same time in a thread of
+    its own: two guests that share nothing but the built tree."""
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        beside = None
+        if variant.lttng_series and opts.lttng and opts.lttng_beside:
+            beside = pool.submit(_lttng_step, variant, tree, vdir, opts)
+        return run_variant(variant, tree, vdir, opts, steps, beside)
+
+
+def run_variant(variant, tree, vdir, opts, steps, beside=None):
+    """The probe-module boot and its checks, then the LTTng step's (`beside`: its
+    future when it already runs)."""
     facts = {}
     ko = module.build(tree, variant.module_mode, opts.cache, opts.module_src)
     findings = symcheck.findings(ko, tree)
@@ -184,15 +221,12 @@ def run_variant(variant, tree, vdir, opts, steps):
     steps.lap("compare")
     lttng_rows = ()
     if variant.lttng_series and opts.lttng:
-        # issue 13: a boot of its own with Debian's LTTng (harness/lttng/)
-        lttng_rows, facts["lttng"] = lttngrun.rows_or_failure(variant, tree, vdir, opts)
-        steps.lap("lttng")
-        if opts.lttng_suite and facts["lttng"].get("build_dir"):
-            # issue 23: lttng-tools' own kernel tests, with the modules of that boot
-            facts["lttng_suite"] = suiterun.run_or_failure(
-                variant, tree, Path(facts["lttng"]["build_dir"]), vdir, opts,
-                opts.lttng_suite_timeout, opts.lttng_suite_only)
-            steps.lap("suite")
+        lttng_rows, facts["lttng"], suite, suite_s = \
+            beside.result() if beside else _lttng_step(variant, tree, vdir, opts)
+        if suite is not None:
+            facts["lttng_suite"] = suite
+        # beside the guest: only what was left to wait for
+        steps.lap("lttng", {"suite": suite_s} if suite is not None else None)
     facts["resolve_ns"] = found.resolve_ns
     facts["bench"] = [dataport.row_dict(b) for b in data.bench]
     result = base_result(
@@ -219,7 +253,7 @@ def variant_result(v, tree, vdir, opts, waived):
         # from the built tree alone: a port that drifts from its seed fails even
         # when its module cannot build or its guest cannot boot
         claims = tuple(seedclaims.variant_checks(tree, v, waived))
-        result = run_variant(v, tree, vdir, opts, steps)
+        result = boot_variant(v, tree, vdir, opts, steps)
         return replace(result, values=result.values + claims), None
     except HarnessError as err:
         say("error", err.one_line())
@@ -329,6 +363,7 @@ def run(names, opts):
 
     ready = [v for v in selected if v.name in trees]
     workers = max(1, min(len(ready) or 1, opts.jobs or os.cpu_count() or 1))
+    opts = replace(opts, lttng_beside=lttng_beside(len(ready), opts))
     t0 = time.monotonic()
     with concurrent.futures.ThreadPoolExecutor(workers) as pool:
         futures = [pool.submit(one, v) for v in ready]

@@ -1,6 +1,7 @@
 """One list of step names (harness/steps.py): run.py's laps, the timing tables, bench."""
 
 import ast
+from dataclasses import replace
 from html.parser import HTMLParser
 
 from harness import paths, steps
@@ -26,9 +27,12 @@ def test_run_laps_are_the_listed_steps_in_order():
     tree = ast.parse((paths.REPO / "harness" / "run.py").read_text())
     fn = next(n for n in ast.walk(tree)
               if isinstance(n, ast.FunctionDef) and n.name == "run_variant")
-    laps = sorted((n.lineno, n.args[0].value) for n in ast.walk(fn)
+    # a lap's step, then the steps timed inside it (lap(step, {inner: seconds}))
+    laps = sorted((n.lineno, [c.value for a in n.args for c in ast.walk(a)
+                              if isinstance(c, ast.Constant) and isinstance(c.value, str)])
+                  for n in ast.walk(fn)
                   if isinstance(n, ast.Call) and getattr(n.func, "attr", None) == "lap")
-    assert [name for _, name in laps] == list(steps.GUEST)
+    assert [name for _, names in laps for name in names] == list(steps.GUEST)
 
 
 def test_report_md_has_a_row_per_step_and_a_column_per_variant():
@@ -119,3 +123,25 @@ def test_bench_shows_drgn_and_lttng_when_recorded():
     assert [(r["step"], r["seconds"]) for r in rows if r["variant"] == "exports"] == [
         ("kernel", 0.1), ("module", None), ("initramfs", None), ("boot", 7.0),
         ("gdb verification", None), ("drgn", 2.5), ("lttng", 66.0)]
+
+
+def test_a_lap_records_the_steps_timed_inside_it_apart(monkeypatch):
+    from harness import run
+    clock = iter([100.0, 130.0, 131.0])
+    monkeypatch.setattr(run.time, "monotonic", lambda: next(clock))
+    s = run._Steps()
+    s.lap("lttng", {"suite": 20.0})     # 30 s waited, of which the suite took 20
+    s.lap("compare")
+    assert s.seconds == {"lttng": 10.0, "suite": 20.0, "compare": 1.0}
+
+
+def test_the_lttng_boot_runs_beside_only_on_a_spare_cpu():
+    from harness import run
+    from harness.options import RunOptions
+    opts = RunOptions.from_env()
+    assert run.lttng_beside(1, opts, cpus=2)                 # the edit loop: one variant
+    assert not run.lttng_beside(2, opts, cpus=2)             # every CPU has a guest
+    assert not run.lttng_beside(4, opts, cpus=2)             # the default run
+    assert not run.lttng_beside(1, opts, cpus=1)
+    assert not run.lttng_beside(1, replace(opts, bench=3), cpus=2)
+    assert not run.lttng_beside(1, replace(opts, jobs=1), cpus=2)
