@@ -30,6 +30,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import threading
 import time
 from dataclasses import dataclass
@@ -398,7 +399,10 @@ def entries(cache, measure_missing=True, probe=True):
 
 
 def _remove_path(p):
-    """Rename aside, then delete; a symlinked entry loses only its link."""
+    """Rename aside, then delete; a symlinked entry loses only its link. A directory
+    is deleted by an `rm -rf` of its own session, which the run does not wait for
+    (a kernel tree takes seconds) and which outlives it; a trash it leaves is swept
+    by the next discard beside it (proc.discard)."""
     p = Path(p)
     if p.is_symlink() or p.is_file():
         p.unlink(missing_ok=True)
@@ -407,7 +411,12 @@ def _remove_path(p):
         return
     trash = p.parent / f".trash-{p.name}-{os.getpid()}-{time.monotonic_ns()}"
     os.rename(p, trash)
-    shutil.rmtree(trash, ignore_errors=True)
+    try:
+        subprocess.Popen(["rm", "-rf", "--one-file-system", str(trash)],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, start_new_session=True)
+    except OSError:
+        shutil.rmtree(trash, ignore_errors=True)
 
 
 def try_evict(cache, entry):

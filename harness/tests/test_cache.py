@@ -431,3 +431,22 @@ def test_entry_a_waiter_that_finds_it_built_can_hold_it_in_its_session(c):
     t.join(timeout=20)
     assert not t.is_alive(), "the waiter waits on its own exclusive lock"
     assert done == [1]
+
+
+def test_an_evicted_tree_is_gone_at_once_and_deleted_in_the_background(c, monkeypatch):
+    """The run does not wait for a tree's deletion (seconds for 1.6 GiB): the entry is
+    renamed aside at once and a detached rm deletes it; without rm, it is deleted here."""
+    p = fake(c, "trees", "t1", 1000, 1000)
+    (e,) = cache.entries(c)
+    assert cache.try_evict(c, e) and not p.exists()
+    for _ in range(100):
+        if not list((c / "trees").glob(".trash-*")):
+            break
+        time.sleep(0.05)
+    assert list((c / "trees").glob(".trash-*")) == []
+    q = fake(c, "trees", "t2", 1000, 1000)
+    monkeypatch.setattr(cache.subprocess, "Popen",
+                        lambda *a, **k: (_ for _ in ()).throw(OSError("no rm")))
+    (e,) = cache.entries(c)
+    assert cache.try_evict(c, e) and not q.exists()
+    assert list((c / "trees").glob(".trash-*")) == []
