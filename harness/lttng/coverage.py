@@ -75,17 +75,20 @@ def _strings(ko):
     return set(_rodata(ko).split(b"\0"))
 
 
-def _undefined(ko):
-    p = subprocess.run(["nm", "-u", str(ko)], capture_output=True, text=True)
+def _undefined(kos):
+    """The symbols any of `kos` imports: one nm for all (an nm per module took 4 s of
+    the edit loop's LTTng step for 43 modules, 0.2 s together)."""
+    if not kos:
+        return set()
+    p = subprocess.run(["nm", "-u", "-A", *map(str, kos)], capture_output=True, text=True)
     return {line.split()[-1] for line in p.stdout.splitlines() if line.strip()}
 
 
 def how(build_dir, kallsyms, version="2.13.9"):
     """name -> how this build of LTTng `version` gets it (from its .ko files)."""
     kos = sorted(Path(build_dir, "ko").glob("*.ko"))
-    imported, named = set(), set()
+    imported, named = _undefined(kos), set()
     for ko in kos:
-        imported |= _undefined(ko)
         strings = _strings(ko)
         named |= {n for n in NAMES if n.encode() in strings}
     out = {}

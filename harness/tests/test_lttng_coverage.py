@@ -161,3 +161,14 @@ def test_a_name_handed_over_through_a_variable_is_a_lookup_of_its_own(build_dir)
     assert coverage.how(build_dir, kallsyms=True)["stack_trace_save"].startswith("kprobe")
     assert coverage.how(build_dir, kallsyms=False)["stack_trace_save"].startswith(
         "not available")
+
+
+def test_every_module_of_the_build_counts(build_dir):
+    """The imports of all modules, read by one nm: an export only a later module
+    imports (a probe's) is an export, not a lookup."""
+    _obj(build_dir, "zz_probe", "extern unsigned long get_pfnblock_flags_mask(void *, "
+         "unsigned long, unsigned long);\n"
+         "unsigned long g(void *p) { return get_pfnblock_flags_mask(p, 0, 7); }\n")
+    how = coverage.how(build_dir, kallsyms=True)
+    assert how["get_pfnblock_flags_mask"] == "export" and how["task_prio"] == "export"
+    assert coverage._undefined([]) == set()
