@@ -116,6 +116,20 @@ def stop_group(p, grace=5.0):
             time.sleep(0.05)
 
 
+def delete_aside(path):
+    """Rename the directory `path` aside at once and delete it in an `rm -rf` of its
+    own session, which the caller does not wait for and which outlives it (rmtree
+    here when rm cannot start); what an interrupted rm leaves, discard() sweeps."""
+    trash = path.parent / f".trash-{path.name}-{os.getpid()}-{time.monotonic_ns()}"
+    os.rename(path, trash)
+    try:
+        subprocess.Popen(["rm", "-rf", "--one-file-system", str(trash)],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, start_new_session=True)
+    except OSError:
+        shutil.rmtree(trash, ignore_errors=True)
+
+
 def discard(path):
     """Remove the directory `path` of an incomplete step.
 

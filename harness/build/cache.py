@@ -29,8 +29,6 @@ import fcntl
 import json
 import os
 import re
-import shutil
-import subprocess
 import threading
 import time
 from dataclasses import dataclass
@@ -38,6 +36,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..errors import HarnessError
+from ..proc import delete_aside
 from ..progress import say
 
 KINDS = ("trees", "modules", "initramfs")
@@ -399,24 +398,13 @@ def entries(cache, measure_missing=True, probe=True):
 
 
 def _remove_path(p):
-    """Rename aside, then delete; a symlinked entry loses only its link. A directory
-    is deleted by an `rm -rf` of its own session, which the run does not wait for
-    (a kernel tree takes seconds) and which outlives it; a trash it leaves is swept
-    by the next discard beside it (proc.discard)."""
+    """Rename aside, then delete without waiting (proc.delete_aside: a kernel tree takes
+    seconds); a symlinked entry loses only its link."""
     p = Path(p)
     if p.is_symlink() or p.is_file():
         p.unlink(missing_ok=True)
-        return
-    if not p.exists():
-        return
-    trash = p.parent / f".trash-{p.name}-{os.getpid()}-{time.monotonic_ns()}"
-    os.rename(p, trash)
-    try:
-        subprocess.Popen(["rm", "-rf", "--one-file-system", str(trash)],
-                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL, start_new_session=True)
-    except OSError:
-        shutil.rmtree(trash, ignore_errors=True)
+    elif p.exists():
+        delete_aside(p)
 
 
 def try_evict(cache, entry):

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from harness.build import cache
-from harness import paths
+from harness import paths, proc
 from harness.errors import HarnessError
 
 
@@ -445,7 +445,7 @@ def test_an_evicted_tree_is_gone_at_once_and_deleted_in_the_background(c, monkey
         time.sleep(0.05)
     assert list((c / "trees").glob(".trash-*")) == []
     q = fake(c, "trees", "t2", 1000, 1000)
-    monkeypatch.setattr(cache.subprocess, "Popen",
+    monkeypatch.setattr(proc.subprocess, "Popen",
                         lambda *a, **k: (_ for _ in ()).throw(OSError("no rm")))
     (e,) = cache.entries(c)
     assert cache.try_evict(c, e) and not q.exists()
