@@ -24,12 +24,17 @@ def disk_of(name, devices):
     return None
 
 
+def partition_disk(name, devices):
+    """The disk of the partition `name` among `devices` (gdb's walk of the block class),
+    or None for a disk or a device the walk lacks."""
+    mine = next((d for d in devices if d.name == name), None)
+    return disk_of(name, devices) if mine is not None and mine.type == "part" else None
+
+
 def _part_confusions(truth, name, right, field):
     """A partition's value against its disk's (checks/confusions.py); {} for a disk or
     a device gdb did not walk."""
-    mine = next((d for d in truth.block_class if d.name == name), None)
-    disk = disk_of(name, truth.block_class) if mine is not None and mine.type == "part" \
-        else None
+    disk = partition_disk(name, truth.block_class)
     return {"the disk's for the partition's": pair(right, field(disk))} if disk else {}
 
 

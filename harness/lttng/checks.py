@@ -21,7 +21,7 @@ right, the expectation is wrong (fails); absent and not listed, LTTng lost it
 from dataclasses import replace
 from types import SimpleNamespace
 
-from ..checks.blockdev import disk_of
+from ..checks.blockdev import partition_disk
 from ..checks.enums import Agreement
 from ..checks.confusions import pair
 from ..checks.model import Check
@@ -154,13 +154,12 @@ def ustack_rows(summary, guest, lost, why):
     return rows
 
 
-def _statedump_confusions(walk, name):
-    """A partition's traced dev_t against its disk's, by gdb's walk of the block class
+def _statedump_confusions(walk, walked, name):
+    """A partition's dev_t against its disk's, by gdb's walk of the block class
     (checks/confusions.py); {} for a disk or a device gdb did not walk."""
-    devices = [SimpleNamespace(**d) for d in walk]
-    mine = next((d for d in devices if d.name == name), None)
-    disk = disk_of(name, devices) if mine is not None and mine.type == "part" else None
-    return {"the disk's for the partition's": pair(mine.dev, disk.dev)} if disk else {}
+    disk = partition_disk(name, [SimpleNamespace(**d) for d in walk])
+    return {"the disk's for the partition's": pair(walked[name], disk.dev)} \
+        if disk else {}
 
 
 def block_rows(summary, guest, lost, why, truth=None):
@@ -181,7 +180,7 @@ def block_rows(summary, guest, lost, why, truth=None):
             walked.get(name) is not None
         rows.append(_lost_row(("lttng", f"blockdev/{name}"), "statedump_block", present,
                               right, lost, why, sources,
-                              {"confusions": _statedump_confusions(walk, name)}))
+                              {"confusions": _statedump_confusions(walk, walked, name)}))
     return rows
 
 

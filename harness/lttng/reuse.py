@@ -21,11 +21,12 @@ KSYMLAB_LTTNG_REUSE=0 turns reuse off.
 """
 
 import glob
-import hashlib
 import json
 import os
 import re
 from pathlib import Path
+
+from ..build.digest import bytes_digest, file_digest
 
 MANIFEST = "inputs.json"
 # Read by every external module build whatever its sources include.
@@ -40,10 +41,6 @@ def enabled(env=None):
     return (os.environ if env is None else env).get("KSYMLAB_LTTNG_REUSE", "1") != "0"
 
 
-def _sha(data):
-    return hashlib.sha256(data).hexdigest()
-
-
 def _symvers(path):
     """Module.symvers' lines with EXPORT_SYMBOL_GPL read as EXPORT_SYMBOL (see above)."""
     lines = []
@@ -52,7 +49,7 @@ def _symvers(path):
         if len(f) >= 4 and f[3] == "EXPORT_SYMBOL_GPL":
             f[3] = "EXPORT_SYMBOL"
         lines.append("\t".join(f))
-    return _sha("\n".join(lines).encode())
+    return bytes_digest("\n".join(lines).encode())
 
 
 def digest(tree_src, rel):
@@ -61,7 +58,7 @@ def digest(tree_src, rel):
     root = Path(tree_src)
     if "*" in rel:
         hits = [str(Path(h).relative_to(root)) for h in sorted(glob.glob(str(root / rel)))]
-        return _sha("\0".join(f"{h}={digest(root, h)}" for h in hits).encode())
+        return bytes_digest("\0".join(f"{h}={digest(root, h)}" for h in hits).encode())
     p = root / rel
     if p.is_dir():
         return "dir"
@@ -69,7 +66,7 @@ def digest(tree_src, rel):
         return None
     if rel == "Module.symvers":
         return _symvers(p)
-    return _sha(p.read_bytes())
+    return file_digest(p)
 
 
 def _cmd_deps(work, tree_src):
@@ -111,14 +108,19 @@ def record(out, work, tree_src):
     return len(rels)
 
 
-def changed(out, tree_src):
+def changed(out, tree_src, seen=None):
     """The paths whose digest in `tree_src` differs from the build `out`'s record, in
-    order (the first few are enough to say why); None when `out` has no record."""
+    order (the first few are enough to say why); None when `out` has no record.
+    `seen`: the tree's digests computed so far (find() tries several builds)."""
     f = Path(out) / MANIFEST
     if not f.is_file():
         return None
+    seen = {} if seen is None else seen
     recorded = json.loads(f.read_text())
-    return [rel for rel, d in recorded.items() if digest(tree_src, rel) != d]
+    for rel in recorded:
+        if rel not in seen:
+            seen[rel] = digest(tree_src, rel)
+    return [rel for rel, d in recorded.items() if seen[rel] != d]
 
 
 def donors_dir(cache, base):
@@ -139,12 +141,12 @@ def find(cache, base, tree_src):
         return None, []
     modules = Path(cache) / "lttng" / "modules"
     tried = sorted(d.iterdir(), key=lambda p: p.stat().st_mtime, reverse=True)[:MAX_DONORS]
-    first = []
+    first, seen = [], {}
     for entry in tried:
         out = modules / entry.name
         if not (out / "done").is_file():
             continue
-        diff = changed(out, tree_src)
+        diff = changed(out, tree_src, seen)
         if diff == []:
             return entry.name, []
         if diff and not first:
