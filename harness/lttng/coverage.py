@@ -36,10 +36,25 @@ NAMES = {
     "global_dirty_limit": (None, "writeback (< 4.2)"),
     "get_pageblock_flags_mask": (None, "kmem (Ubuntu 3.13)"),
 }
-# Names a later release no longer looks up at all (release -> name -> why).
+# Names a later release, or an LTTng series of ours, no longer looks up at all
+# (release or patches/lttng series -> name -> why).
 NOT_LOOKED_UP = {
     "2.13.18": {"task_prio": "inlined as p->prio - MAX_RT_PRIO since v2.13.11 (7f1fa63204f0)"},
+    "v2": {"task_prio": "computed in LTTng as p->prio - MAX_RT_PRIO (patches/lttng/0007)"},
 }
+# An interface of a kernel series that replaces a name: the symbol the modules
+# import when they use it, and how the table says so (name -> [(import, how)]).
+INTERFACES = {
+    "block_class": [("gendisk_block_class", "export (gendisk_block_class())"),
+                    ("blk_walk_visible_disks", "export (blk_walk_visible_disks())")],
+    "disk_type": [("gendisk_device_type", "export (gendisk_device_type())"),
+                  ("blk_walk_visible_disks", "export (blk_walk_visible_disks())")],
+    "irq_to_desc": [("irq_walk_actions", "export (irq_walk_actions())")],
+    "kvm_x86_ops": [("__SCT__kvm_x86_get_exit_info",
+                     "export (static calls kvm_x86_get_exit_info, kvm_x86_get_segment_base)")],
+}
+# A name the modules hand to a resolver that NAMES does not know.
+UNKNOWN = (None, "unknown to ksymlab: no row exercises it")
 # A feature row's key prefix in checks.py.
 FEATURE_ROWS = {"prio": "prio/", "callstack_user": "ustack/", "kmem": "kmem/",
                 "writeback": "writeback/", "statedump_block": "blockdev/"}
@@ -84,22 +99,29 @@ def _undefined(kos):
     return {line.split()[-1] for line in p.stdout.splitlines() if line.strip()}
 
 
-def how(build_dir, kallsyms, version="2.13.9"):
-    """name -> how this build of LTTng `version` gets it (from its .ko files)."""
+def names(resolved=()):
+    """The table's names: NAMES, then every other name the modules were found to hand
+    to a resolver (symcheck audit's by-name findings, `resolved`), sorted."""
+    return {**NAMES, **{n: UNKNOWN for n in sorted(set(resolved) - set(NAMES))}}
+
+
+def how(build_dir, kallsyms, version="2.13.9", series=None, resolved=()):
+    """name -> how this build of LTTng `version` (with patches/lttng `series`) gets
+    it, from its .ko files; `resolved`: names symcheck found handed to a resolver."""
+    table = names(resolved)
     kos = sorted(Path(build_dir, "ko").glob("*.ko"))
-    imported, named = _undefined(kos), set()
+    imported, named = _undefined(kos), set(resolved)
     for ko in kos:
         strings = _strings(ko)
-        named |= {n for n in NAMES if n.encode() in strings}
+        named |= {n for n in table if n.encode() in strings}
     out = {}
-    gone = NOT_LOOKED_UP.get(version, {})
-    for name in NAMES:
+    gone = {**NOT_LOOKED_UP.get(version, {}), **NOT_LOOKED_UP.get(series, {})}
+    for name in table:
+        via = [label for sym, label in INTERFACES.get(name, ()) if sym in imported]
         if name in imported:
             out[name] = "export"
-        elif name == "block_class" and "gendisk_block_class" in imported:
-            out[name] = "export (gendisk_block_class())"
-        elif name == "disk_type" and "gendisk_device_type" in imported:
-            out[name] = "export (gendisk_device_type())"
+        elif via:
+            out[name] = via[0]
         elif name == "global_wb_domain" and name not in named:
             out[name] = "tracepoint argument"
         elif name in gone and name not in named:
@@ -112,12 +134,13 @@ def how(build_dir, kallsyms, version="2.13.9"):
     return out
 
 
-def rows(build_dir, kallsyms, checks, lost=(), counts=None, version="2.13.9"):
+def rows(build_dir, kallsyms, checks, lost=(), counts=None, version="2.13.9", series=None,
+         resolved=()):
     """One lttng-coverage row per name: how, and the feature's runtime status.
     A feature written "@event" is shown by that event's count in the trace."""
-    methods = how(build_dir, kallsyms, version)
+    methods = how(build_dir, kallsyms, version, series, resolved)
     out = []
-    for name, (feature, words) in NAMES.items():
+    for name, (feature, words) in names(resolved).items():
         if feature is None:
             status = "not exercised by the session"
         elif feature.startswith("@"):

@@ -172,3 +172,45 @@ def test_every_module_of_the_build_counts(build_dir):
     how = coverage.how(build_dir, kallsyms=True)
     assert how["get_pfnblock_flags_mask"] == "export" and how["task_prio"] == "export"
     assert coverage._undefined([]) == set()
+
+
+def test_the_v2_interfaces_replace_their_names(tmp_path):
+    """A build that imports the v2 walks and static-call trampolines gets the names
+    they replace through them, even where the kallsyms wrapper still carries the
+    string (lttng-wrapper's irq_to_desc); without the imports the same strings
+    are lookups. Kills: an INTERFACES entry dropped, an import ignored, strings
+    checked before interfaces."""
+    _obj(tmp_path, "wrapper", "const char *n = \"irq_to_desc\";\n")
+    before = coverage.how(tmp_path, kallsyms=True)
+    assert before["irq_to_desc"].startswith("kprobe trick")
+    assert before["block_class"].startswith("not used")
+    _obj(tmp_path, "statedump", "extern int blk_walk_visible_disks(void *, void *);\n"
+         "extern int irq_walk_actions(void *, void *);\n"
+         "int f(void) { return blk_walk_visible_disks(0, 0) + irq_walk_actions(0, 0); }\n")
+    _obj(tmp_path, "kvm", "extern void __SCT__kvm_x86_get_exit_info(void);\n"
+         "void g(void) { __SCT__kvm_x86_get_exit_info(); }\n")
+    how = coverage.how(tmp_path, kallsyms=True)
+    assert how["irq_to_desc"] == "export (irq_walk_actions())"
+    assert how["block_class"] == how["disk_type"] == "export (blk_walk_visible_disks())"
+    assert how["kvm_x86_ops"].startswith("export (static calls kvm_x86_get_exit_info")
+
+
+def test_the_v2_series_computes_task_prio(tmp_path):
+    """patches/lttng v2 computes task_prio in LTTng: the table says so for that series
+    only; the same modules under another series are "not used" (version-gated)."""
+    _obj(tmp_path, "tracer", "int x;\n")
+    assert coverage.how(tmp_path, True, "2.13.9", "v2")["task_prio"].startswith(
+        "not looked up: computed in LTTng")
+    assert coverage.how(tmp_path, True, "2.13.9", "exports")["task_prio"].startswith(
+        "not used")
+
+
+def test_a_name_only_the_audit_found_gets_a_row_of_its_own(build_dir):
+    """A name a module hands to a resolver that NAMES does not list (symcheck audit's
+    by-name finding) is a row, a lookup, and "unknown to ksymlab"; the table misses
+    no name the modules resolve. Kills: rows() built from NAMES alone."""
+    how = coverage.how(build_dir, True, resolved=["some_internal"])
+    assert how["some_internal"].startswith("kprobe trick")
+    rows = {c.key: c for c in coverage.rows(build_dir, True, [], resolved=["some_internal"])}
+    assert rows["some_internal"].info["feature"].startswith("unknown to ksymlab")
+    assert "some_internal" not in {c.key for c in coverage.rows(build_dir, True, [])}
