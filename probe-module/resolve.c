@@ -9,6 +9,9 @@
  * kprobe:   on a stock kernel, find kallsyms_lookup_name() itself by
  *           registering a kprobe on its name, then proceed as kallsyms.
  *           This is what LTTng does on current kernels.
+ * v2:       exports mode on the v2 series: task_prio is computed, the disks
+ *           come from blk_walk_visible_disks(), and two exports sit in the
+ *           TRACER_INTERNALS namespace.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -20,6 +23,7 @@
 #include <linux/ktime.h>
 #include <linux/module.h>
 #include <linux/pageblock-flags.h>
+#include <linux/sched/prio.h>
 #include <linux/stacktrace.h>
 #include <linux/string.h>
 
@@ -29,6 +33,10 @@
 
 #if defined(KSYMLAB_MODE_EXPORTS)
 #define KSYMLAB_METHOD "export"
+#ifdef KSYMLAB_V2
+/* stack_trace_save_user() and get_pfnblock_flags_mask() live there. */
+MODULE_IMPORT_NS(TRACER_INTERNALS);
+#endif
 #elif defined(KSYMLAB_MODE_KALLSYMS)
 #define KSYMLAB_METHOD "kallsyms"
 #elif defined(KSYMLAB_MODE_KPROBE)
@@ -66,12 +74,23 @@ struct ksymlab_sym {
  * migratetype helper; the other samplers degrade and say so.
  */
 static struct ksymlab_sym ksymlab_syms[KSYM_COUNT] = {
+#ifdef KSYMLAB_V2
+	/* p->prio - MAX_RT_PRIO, computed here: v2 exports nothing for it. */
+	[KSYM_TASK_PRIO] = { NULL, KSYMLAB_PRIO, true },
+#else
 	[KSYM_TASK_PRIO] = { "task_prio", KSYMLAB_PRIO, true },
+#endif
 	[KSYM_STACK_TRACE_SAVE_USER] = {
 		"stack_trace_save_user", KSYMLAB_USTACK, false },
 	[KSYM_GET_PFNBLOCK_FLAGS_MASK] = {
 		"get_pfnblock_flags_mask", KSYMLAB_MIGRATETYPE, true },
-#ifdef KSYMLAB_MODE_EXPORTS
+#if defined(KSYMLAB_V2)
+	/* One walk of the disks stands for the class and the device type. */
+	[KSYM_BLOCK_CLASS] = { "blk_walk_visible_disks", KSYMLAB_BLOCKDEV, false },
+	[KSYM_DISK_TYPE] = { NULL, KSYMLAB_BLOCKDEV, false },
+	/* The tracepoints pass the domain and the throttle control. */
+	[KSYM_GLOBAL_WB_DOMAIN] = { NULL, KSYMLAB_WRITEBACK, false },
+#elif defined(KSYMLAB_MODE_EXPORTS)
 	[KSYM_BLOCK_CLASS] = { "gendisk_block_class", KSYMLAB_BLOCKDEV, false },
 	[KSYM_DISK_TYPE] = { "gendisk_device_type", KSYMLAB_BLOCKDEV, false },
 	/* The seed series passes the domain to the tracepoints instead. */
@@ -88,6 +107,40 @@ static struct ksymlab_sym ksymlab_lookup_sym = { "kallsyms_lookup_name" };
 static u64 ksymlab_resolve_time_ns;
 
 #ifdef KSYMLAB_MODE_EXPORTS
+
+#ifdef KSYMLAB_V2
+
+static unsigned long ksymlab_lookup(enum ksymlab_sym_id id)
+{
+	switch (id) {
+	case KSYM_STACK_TRACE_SAVE_USER:
+		return (unsigned long)&stack_trace_save_user;
+	case KSYM_GET_PFNBLOCK_FLAGS_MASK:
+		return (unsigned long)&get_pfnblock_flags_mask;
+	case KSYM_BLOCK_CLASS:
+		return (unsigned long)&blk_walk_visible_disks;
+	default:
+		return 0;
+	}
+}
+
+/* task_prio() of kernel/sched/core.c, which v2 leaves unexported. */
+int ksymlab_task_prio(const struct task_struct *p)
+{
+	return p->prio - MAX_RT_PRIO;
+}
+
+const struct class *ksymlab_block_class(void)
+{
+	return NULL;
+}
+
+const struct device_type *ksymlab_disk_type(void)
+{
+	return NULL;
+}
+
+#else /* KSYMLAB_V2 */
 
 static unsigned long ksymlab_lookup(enum ksymlab_sym_id id)
 {
@@ -107,14 +160,26 @@ static unsigned long ksymlab_lookup(enum ksymlab_sym_id id)
 	}
 }
 
-static int ksymlab_find_lookup(void)
-{
-	return 0;
-}
-
 int ksymlab_task_prio(const struct task_struct *p)
 {
 	return task_prio(p);
+}
+
+const struct class *ksymlab_block_class(void)
+{
+	return gendisk_block_class();
+}
+
+const struct device_type *ksymlab_disk_type(void)
+{
+	return gendisk_device_type();
+}
+
+#endif /* KSYMLAB_V2 */
+
+static int ksymlab_find_lookup(void)
+{
+	return 0;
 }
 
 unsigned int ksymlab_stack_trace_save_user(unsigned long *store,
@@ -127,16 +192,6 @@ unsigned long ksymlab_pfnblock_flags(const struct page *page,
 				     unsigned long pfn, unsigned long mask)
 {
 	return get_pfnblock_flags_mask(page, pfn, mask);
-}
-
-const struct class *ksymlab_block_class(void)
-{
-	return gendisk_block_class();
-}
-
-const struct device_type *ksymlab_disk_type(void)
-{
-	return gendisk_device_type();
 }
 
 struct wb_domain *ksymlab_global_wb_domain(void)
@@ -319,7 +374,7 @@ void ksymlab_show_symbols(struct seq_file *m)
 	for (i = 0; i < KSYM_COUNT; i++)
 		if (ksymlab_syms[i].name)
 			ksymlab_show_sym(m, &ksymlab_syms[i]);
-#ifdef KSYMLAB_MODE_EXPORTS
+#if defined(KSYMLAB_MODE_EXPORTS) && !defined(KSYMLAB_V2)
 	/* The data the getters return, so gdb can check them as well. */
 	if (ksymlab_syms[KSYM_BLOCK_CLASS].addr)
 		seq_printf(m, "symbol name=block_class addr=0x%lx method=getter\n",
@@ -345,7 +400,15 @@ int ksymlab_bench_calls(struct seq_file *m, unsigned long calls)
 	long sum = 0;
 	u64 t0, t1;
 
-#ifdef KSYMLAB_MODE_EXPORTS
+#if defined(KSYMLAB_V2)
+	/* Nothing to call: v2 computes the priority in the module. */
+	fn = ksymlab_task_prio;
+	t0 = ktime_get_ns();
+	for (i = 0; i < calls; i++)
+		sum += ksymlab_task_prio(current);
+	t1 = ktime_get_ns();
+	seq_printf(m, "bench kind=direct calls=%lu ns=%llu\n", calls, t1 - t0);
+#elif defined(KSYMLAB_MODE_EXPORTS)
 	fn = task_prio;
 	t0 = ktime_get_ns();
 	for (i = 0; i < calls; i++)

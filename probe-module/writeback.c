@@ -7,6 +7,11 @@
  * module reads dirty_limit through the argument. Without it the module
  * needs global_wb_domain itself, resolved by name; when that fails the
  * dirty limit is reported as unavailable, as LTTng reports 0.
+ *
+ * On the v2 series balance_dirty_pages passes the dirty throttle control
+ * instead (as upstream since v6.15), whose hard limit is taken before the
+ * pass may move the domain's dirty_limit; the module reads dirty_limit from
+ * the domain global_dirty_state passed it, as in exports mode.
  */
 
 #include <linux/seq_file.h>
@@ -60,7 +65,28 @@ static void ksymlab_wb_bdp(struct wb_domain *dom)
 	spin_unlock_irqrestore(&ksymlab_wb_lock, flags);
 }
 
-#ifdef KSYMLAB_MODE_EXPORTS
+#if defined(KSYMLAB_V2)
+/* global_dirty_state passes the global domain; balance_dirty_pages does not. */
+static struct wb_domain *ksymlab_domain;
+
+static void ksymlab_probe_gds(void *data, struct wb_domain *dom,
+			      unsigned long bg_thresh,
+			      unsigned long dirty_thresh)
+{
+	WRITE_ONCE(ksymlab_domain, dom);
+	ksymlab_wb_gds(dom, bg_thresh, dirty_thresh);
+}
+
+static void ksymlab_probe_bdp(void *data, struct bdi_writeback *wb,
+			      struct dirty_throttle_control *dtc,
+			      unsigned long dirty_ratelimit,
+			      unsigned long task_ratelimit,
+			      unsigned long dirtied, unsigned long period,
+			      long pause, unsigned long start_time)
+{
+	ksymlab_wb_bdp(READ_ONCE(ksymlab_domain));
+}
+#elif defined(KSYMLAB_MODE_EXPORTS)
 static void ksymlab_probe_gds(void *data, struct wb_domain *dom,
 			      unsigned long bg_thresh,
 			      unsigned long dirty_thresh)

@@ -26,7 +26,7 @@ from ..errors import HarnessError
 from ..lttng.fetch import DEFAULT_VERSION as DEFAULT_LTTNG, RELEASES as LTTNG_RELEASES
 
 BUILTIN_DIR = paths.REPO / "variants"
-MODES = ("exports", "kallsyms", "kprobe")
+MODES = ("exports", "kallsyms", "kprobe", "v2")
 SAMPLERS = ("prio", "migratetype", "ustack", "blockdev", "writeback", "symbols")
 SEEDS = tuple(f"{i}/9" for i in range(1, 10)) + ("0bd476e6",)    # 0bd476e6: its revert
 

@@ -27,7 +27,9 @@ def compare_bpf(data, truth, variant):
                              Source.EXPECTED: "ok" if expected else "rejected"},
                             readable == expected, info={"verifier": b.verifier},
                             reason=None if expected else
-                            "this series leaves the verifier's 12-argument bound",
+                            f"the variant expects arguments 1..{variant.bpf_max_arg} "
+                            "readable (the verifier's 12-argument bound, or a "
+                            "tracepoint with fewer arguments)",
                             label=f"raw_tp reads argument {arg}"))
         if readable:
             values.append(Check("bpf", f"arg{arg}/ran",
