@@ -17,8 +17,8 @@ from harness import paths
 pytestmark = pytest.mark.e2e
 
 SERIES = ["exports", "kallsyms", "bpf13"]
-# series of one line only (v2 is ported to 6.1 first)
-LINE_SERIES = {"6.1": SERIES + ["v2"], "6.12": SERIES}
+# every line's series (v2 since its 6.12 port too)
+LINE_SERIES = {"6.1": SERIES + ["v2"], "6.12": SERIES + ["v2"]}
 
 # kernel line -> (Debian source tarball, patch root)
 LINES = {
