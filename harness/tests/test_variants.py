@@ -149,6 +149,7 @@ def test_every_builtin_lttng_series_resolves_and_each_line_names_its_release():
     assert {n: r for n, (line, r) in seen.items() if line == "6.1"} == \
         {"exports": "2.13.9", "kallsyms": "2.13.9", "stock": "2.13.9", "exports-v2": "2.13.9"}
     assert {n: r for n, (line, r) in seen.items() if line == "6.12"} == \
-        {"exports-6.12": "2.13.18", "kallsyms-6.12": "2.13.18", "stock-6.12": "2.13.18"}
+        {"exports-6.12": "2.13.18", "kallsyms-6.12": "2.13.18", "stock-6.12": "2.13.18",
+         "exports-v2-6.12": "2.13.18"}
     patches = {p.parent.name for p in build.series("2.13.18/exports")}
     assert patches == {"2.13.18"}
