@@ -1,6 +1,6 @@
 # ksymlab: gdb's reading of the LTTng guest (issue 13), the oracle of the LTTng
-# rows that need guest memory: every task's prio, the block class's devices and
-# global_wb_domain.
+# rows that need guest memory: every task's prio, the block class's devices,
+# global_wb_domain and every interrupt's actions (issue 24).
 #
 # Runs inside gdb after vmlinux and the tree's vmlinux-gdb.py are loaded; the
 # readers are ksymlab_verify.py's (imported, not run). The LTTng guest init
@@ -33,6 +33,65 @@ def read_wb_domain():
             "address": kv.symbol_address("global_wb_domain")}
 
 
+# include/linux/xarray.h (6.1: irq_desc_tree is a radix tree, which is an xarray):
+# an internal entry has bits 1:0 == 2; a node pointer is the entry minus 2.
+XA_CHUNK_SHIFT = 6
+
+
+def _xa_is_node(entry):
+    return entry & 3 == 2 and entry > 4096
+
+
+def _xa_load(root, index):
+    """xa_load() on an xarray read by gdb (no lock: the guest is stopped)."""
+    node_type = gdb.lookup_type("struct xa_node").pointer()
+    entry = int(root["xa_head"])
+    if not _xa_is_node(entry):
+        return entry if index == 0 else 0      # a lone entry sits at index 0
+    while _xa_is_node(entry):
+        node = gdb.Value(entry - 2).cast(node_type)
+        offset = (index >> int(node["shift"])) & ((1 << XA_CHUNK_SHIFT) - 1)
+        entry = int(node["slots"][offset])
+    return entry
+
+
+def _irq_desc(irq):
+    """irq_to_desc(): the maple tree sparse_irqs (6.12, with the tree's own helper) or
+    the radix tree irq_desc_tree (6.1); 0 when the number has no descriptor."""
+    try:
+        tree = gdb.parse_and_eval("&sparse_irqs")
+    except gdb.error:
+        return _xa_load(gdb.parse_and_eval("irq_desc_tree"), irq)
+    import linux.mapletree
+    return int(linux.mapletree.mtree_load(tree, irq))
+
+
+def read_irq_actions():
+    """Every action of every allocated interrupt, as /proc/interrupts lists them:
+    [{irq, chip, action}], by the allocated_irqs bitmap and irq_to_desc() written out
+    here, not by a call into the guest (the module's irq_walk_actions() or LTTng's)."""
+    nr = int(gdb.parse_and_eval("nr_irqs"))
+    bits = gdb.parse_and_eval("allocated_irqs")
+    word = bits.type.target().sizeof * 8
+    desc_type = gdb.lookup_type("struct irq_desc").pointer()
+    out = []
+    for irq in range(nr):
+        if not int(bits[irq // word]) >> (irq % word) & 1:
+            continue
+        addr = _irq_desc(irq)
+        if not addr:
+            continue
+        desc = gdb.Value(addr).cast(desc_type)
+        chip = desc["irq_data"]["chip"]
+        chip_name = chip["name"].string() if int(chip) and int(chip["name"]) else None
+        action = desc["action"]
+        while int(action):
+            name = action["name"].string() if int(action["name"]) else ""
+            out.append({"irq": irq, "chip": chip_name, "action": name})
+            action = action["next"]
+    return out
+
+
 def main():
     kv.attach(os.environ["KSYMLAB_GDB_SOCKET"])
     with open(os.environ["KSYMLAB_GDB_IN"]) as f:
@@ -54,6 +113,7 @@ def main():
         "tasks": kv.read_tasks(),
         "block_class": kv.read_block_class(),
         "global_wb_domain": read_wb_domain(),
+        "irq_actions": read_irq_actions(),
         "jiffies": int(gdb.parse_and_eval("jiffies_64")),
     }
     bp.delete()

@@ -100,7 +100,8 @@ SCHEMA = {
     "lttng": ({"patches": (str, True), "kallsyms": (bool, False), "lost": (list, False),
                "version": (str, False)}, False),
 }
-LTTNG_FEATURES = ("prio", "callstack_user", "statedump_block", "writeback", "kmem")
+LTTNG_FEATURES = ("prio", "callstack_user", "statedump_block", "writeback", "kmem",
+                  "statedump_irq")
 
 
 class _File:

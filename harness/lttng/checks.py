@@ -11,6 +11,8 @@ against oracles that do not go through LTTng:
   writeback        global_wb_domain      the kernel's own ftrace events, same calls;
                                          gdb's global_wb_domain.dirty_limit at the stop
   kmem             get_pfnblock_flags_mask  the kmem probe loads; migratetype = gfp bits
+  statedump_irq    irq_to_desc           gdb's walk of the irq descriptors (allocated_irqs,
+                                         irq_desc_tree or sparse_irqs) + /proc/interrupts
 `truth` is what gdb read when it stopped the guest (harness/lttng/gdbstop.py),
 None when it read nothing: then every gdb source is missing and the rows fail.
 A feature listed in the variant's `lttng.lost` must be absent: present and
@@ -28,11 +30,12 @@ from ..checks.model import Check
 from ..checks.ustack import addresses, neighbours, stack_confusions
 from ..oracles.sched_prio import expected_prio
 
-FEATURES = ("prio", "callstack_user", "statedump_block", "writeback", "kmem")
+FEATURES = ("prio", "callstack_user", "statedump_block", "writeback", "kmem", "statedump_irq")
 # Event kinds the session must record (each with a count row).
 EXPECTED_EVENTS = {
     "sched_switch": None, "lttng_statedump_process_state": None,
     "lttng_statedump_block_device": "statedump_block",
+    "lttng_statedump_interrupt": "statedump_irq",
     "writeback_global_dirty_state": "writeback",
     "writeback_balance_dirty_pages": "writeback",
     "kmem_mm_page_alloc": "kmem", "syscall_entry_getppid": None,
@@ -181,6 +184,60 @@ def block_rows(summary, guest, lost, why, truth=None):
         rows.append(_lost_row(("lttng", f"blockdev/{name}"), "statedump_block", present,
                               right, lost, why, sources,
                               {"confusions": _statedump_confusions(walk, walked, name)}))
+    return rows
+
+
+# LTTng's name for a chip without one (lttng-statedump-impl.c), for gdb's None.
+UNNAMED_CHIP = "unnamed_irq_chip"
+
+
+def _by_irq(items):
+    """irq -> (chip, [action names in the descriptor's order])."""
+    out = {}
+    for i in items:
+        chip, actions = out.get(i["irq"], (i["chip"] or UNNAMED_CHIP, []))
+        out[i["irq"]] = (chip, actions + [i["action"]])
+    return out
+
+
+def _irq_text(entry):
+    return f"{entry[0]}: {', '.join(entry[1])}" if entry else None
+
+
+def _in_proc(line, entry):
+    """/proc/interrupts' line names the chip (unless unnamed) and each action."""
+    if line is None or entry is None:
+        return False
+    chip, actions = entry
+    padded = f" {line},"
+    return (chip == UNNAMED_CHIP or f" {chip} " in f" {line} ") and \
+        all(f" {a}," in padded for a in actions)
+
+
+def irq_rows(summary, guest, lost, why, truth=None):
+    """The interrupt statedump, one row per interrupt: LTTng's chip and actions against
+    gdb's walk of the descriptors (exactly, in order) and the line /proc/interrupts
+    prints for it (the chip and every action named). Neither oracle calls what LTTng
+    calls (irq_to_desc() or irq_walk_actions())."""
+    traced = _by_irq(summary.get("irq", []))
+    walked = _by_irq((truth or {}).get("irq_actions", []))
+    proc = {i["irq"]: " ".join(i.get("text", [])) for i in guest.get("interrupts", [])}
+    rows = []
+    if not proc:
+        rows.append(Check("lttng", "statedump_irq/proc", {"/proc/interrupts": None}, False,
+                          {}, "the guest listed no interrupt"))
+    irqs = sorted(set(traced) | set(walked))
+    for k, irq in enumerate(irqs):
+        t, g = traced.get(irq), walked.get(irq)
+        sources = {"lttng irq statedump": _irq_text(t), "gdb irq descriptors": _irq_text(g),
+                   "/proc/interrupts": proc.get(irq)}
+        right = t is not None and t == g and _in_proc(proc.get(irq), g)
+        other = irqs[k + 1] if k + 1 < len(irqs) else irqs[k - 1] if k else None
+        confusions = {"the neighbouring interrupt's": pair(_irq_text(g),
+                                                          _irq_text(walked.get(other)))} \
+            if g and walked.get(other) else {}
+        rows.append(_lost_row(("lttng", f"statedump_irq/{irq}"), "statedump_irq", bool(traced),
+                              right, lost, why, sources, {"confusions": confusions}))
     return rows
 
 
@@ -340,4 +397,5 @@ def compare(summary, guest, lost=(), why=None, truth=None):
                  + writeback_rows(summary, guest, lost, w["writeback"])
                  + gdb_rows(summary, truth, lost, w["writeback"])
                  + kmem_rows(summary, guest, lost, w["kmem"])
+                 + irq_rows(summary, guest, lost, w["statedump_irq"], truth)
                  + count_rows(summary, lost))

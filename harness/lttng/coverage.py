@@ -24,7 +24,7 @@ NAMES = {
     "global_wb_domain": ("writeback", "writeback dirty_limit/setpoint"),
     "block_class": ("statedump_block", "statedump of block devices"),
     "disk_type": ("statedump_block", "statedump of block devices"),
-    "irq_to_desc": ("@lttng_statedump_interrupt", "statedump of interrupts"),
+    "irq_to_desc": ("statedump_irq", "statedump of interrupts"),
     "splice_to_pipe": (None, "splice of ring buffer to pipe"),
     "__vmalloc_node_range": (None, "NUMA-aware buffer allocation"),
     "tracepoint_module_notify": (None, "module tracepoints on < 3.15 with signing"),
@@ -57,7 +57,8 @@ INTERFACES = {
 UNKNOWN = (None, "unknown to ksymlab: no row exercises it")
 # A feature row's key prefix in checks.py.
 FEATURE_ROWS = {"prio": "prio/", "callstack_user": "ustack/", "kmem": "kmem/",
-                "writeback": "writeback/", "statedump_block": "blockdev/"}
+                "writeback": "writeback/", "statedump_block": "blockdev/",
+                "statedump_irq": "statedump_irq/"}
 
 
 def _rodata(ko):

@@ -22,6 +22,7 @@ WHY = {
     "statedump_block": "block_class and disk_type are unexported",
     "writeback": "global_wb_domain is unexported and not a tracepoint argument",
     "kmem": "get_pfnblock_flags_mask is unexported; the kmem probe refuses to load",
+    "statedump_irq": "irq_to_desc is restricted for modules since 5.11 (64a1b95bb9fe)",
 }
 
 

@@ -23,7 +23,7 @@ def _int(ev, name):
 
 
 def new_summary():
-    return {"counts": {}, "sched_switch": [], "block": [], "process_state": 0,
+    return {"counts": {}, "sched_switch": [], "block": [], "irq": [], "process_state": 0,
             "writeback": {k: [] for k in WRITEBACK}, "page_alloc": [], "getppid": [],
             "discarded": 0, "stops": [], "last_writeback": None}
 
@@ -41,6 +41,9 @@ def add_event(out, name, ev):
         dev = int(ev["dev"])
         out["block"].append({"name": str(ev["diskname"]),
                              "dev": f"{dev >> 20}:{dev & 0xfffff}"})
+    elif name == "lttng_statedump_interrupt":
+        out["irq"].append({"irq": _int(ev, "irq"), "chip": str(ev["name"]),
+                           "action": str(ev["action"])})
     elif name == "lttng_statedump_process_state":
         out["process_state"] += 1
     elif name in WRITEBACK:

@@ -100,6 +100,14 @@ LABELS.update({
                                                "MAX_RT_PRIO without task_prio()"),
     Source.PROC_PARTITIONS: (SAME_DATA, "the block class's disks and partitions: block/genhd.c "
                                         "walks block_class by disk_type, as the statedump does"),
+    Source.LTTNG_IRQ_STATEDUMP: (CLAIM, "is LTTng: its interrupt statedump, a walk of the irq "
+                                        "descriptors (irq_to_desc() as LTTng found it, or the "
+                                        "v2 series' irq_walk_actions())"),
+    Source.PROC_INTERRUPTS: (SAME_DATA, "the descriptors' chip and actions: show_interrupts() "
+                                        "(kernel/irq/proc.c) reads them under the lock the "
+                                        "statedump takes, not through LTTng"),
+    Source.GDB_IRQ: (MEMORY, "nothing at run time: gdb walks allocated_irqs and irq_desc_tree "
+                             "(6.1) or sparse_irqs (6.12) itself"),
     Source.FTRACE: (SAME_DATA, "global_wb_domain and the same tracepoint call: the kernel's own "
                                "ftrace event beside LTTng's probe, not through LTTng's lookup"),
     Source.GUEST_LSMOD: (SAME_DATA, "the guest's /proc/modules: whether LTTng's kmem probe loaded"),

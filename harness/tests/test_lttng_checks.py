@@ -29,6 +29,9 @@ sysblock name=ram0 dev=1:0
 sysblock name=ram0p1 dev=259:0
 partitions name=ram0 major=1 minor=0
 partitions name=ram0p1 major=259 minor=0
+interrupts irq=0 35 IO-APIC 2-edge timer
+interrupts irq=4 12 IO-APIC 4-edge ttyS0, ttyS2
+interrupts irq=9 0 IO-APIC 9-fasteoi acpi
 KSYMLAB-LTTNG-END
 """
 
@@ -36,12 +39,16 @@ SUMMARY = {
     "counts": {"sched_switch": 6, "lttng_statedump_process_state": 20,
                "lttng_statedump_block_device": 2, "writeback_global_dirty_state": 1,
                "writeback_balance_dirty_pages": 1, "kmem_mm_page_alloc": 2,
-               "syscall_entry_getppid": 1},
+               "syscall_entry_getppid": 1, "lttng_statedump_interrupt": 4},
     "sched_switch": [{"prev_tid": 50, "prev_prio": 0, "prio": 0},
                      {"prev_tid": 51, "prev_prio": -51, "prio": -51},
                      {"prev_tid": 52, "prev_prio": -101, "prio": -101},
                      {"prev_tid": 1, "prev_prio": 20, "prio": 20}],
     "block": [{"name": "ram0", "dev": "1:0"}, {"name": "ram0p1", "dev": "259:0"}],
+    "irq": [{"irq": 0, "chip": "IO-APIC", "action": "timer"},
+            {"irq": 4, "chip": "IO-APIC", "action": "ttyS0"},
+            {"irq": 4, "chip": "IO-APIC", "action": "ttyS2"},
+            {"irq": 9, "chip": "IO-APIC", "action": "acpi"}],
     "process_state": 20,
     "writeback": {"writeback_global_dirty_state": [{"dirty_limit": 6, "background_thresh": 1,
                                                     "dirty_thresh": 2}],
@@ -71,6 +78,10 @@ TRUTH = {
     "global_wb_domain": {"dirty_limit": 6, "dirty_limit_tstamp": 4294892000,
                          "address": 0xffffffff81be3e80},
     "jiffies": 4294893000,
+    "irq_actions": [{"irq": 0, "chip": "IO-APIC", "action": "timer"},
+                    {"irq": 4, "chip": "IO-APIC", "action": "ttyS0"},
+                    {"irq": 4, "chip": "IO-APIC", "action": "ttyS2"},
+                    {"irq": 9, "chip": "IO-APIC", "action": "acpi"}],
 }
 
 _NO_TRUTH = object()
@@ -411,3 +422,47 @@ def test_the_lttng_rows_tell_partitions_frames_the_next_task_and_gfp_types():
     for a in const["page_alloc"]:
         a["migratetype"] = 0
     assert "kmem/migratetype" in failing(rows(const, truth=truth))
+
+
+@pytest.mark.parametrize("doctor,killed", [
+    # an action of the next interrupt, or the actions in another order
+    (lambda s: s["irq"][0].update(action="ttyS0"), "statedump_irq/0"),
+    (lambda s: s["irq"].__setitem__(slice(1, 3), s["irq"][2:0:-1]), "statedump_irq/4"),
+    # one action dropped (a walk that stops after the first), a chip misread
+    (lambda s: s["irq"].pop(2), "statedump_irq/4"),
+    (lambda s: s["irq"][3].update(chip="unnamed_irq_chip"), "statedump_irq/9"),
+    # an interrupt gdb does not know, and one the statedump missed
+    (lambda s: s["irq"].append({"irq": 11, "chip": "IO-APIC", "action": "x"}),
+     "statedump_irq/11"),
+    (lambda s: s["irq"].pop(0), "statedump_irq/0"),
+])
+def test_a_doctored_interrupt_statedump_fails_its_row(doctor, killed):
+    """Each interrupt's LTTng chip and actions must equal gdb's walk, in order, and be
+    named on its /proc/interrupts line; the state has an interrupt with two actions
+    and three chips' worth of neighbours, so a neighbour's action or one frame of the
+    action list more or less differs."""
+    summary = copy.deepcopy(SUMMARY)
+    doctor(summary)
+    assert killed in failing(rows(summary))
+
+
+def test_the_interrupt_statedump_needs_both_oracles():
+    """/proc/interrupts without an action gdb and LTTng agree on, or without the
+    interrupt's line at all, fails the row; so does gdb reading no interrupt."""
+    text = GUEST_TEXT.replace(" ttyS0, ttyS2", " ttyS0")
+    assert failing(rows(text=text)) == ["statedump_irq/4"]
+    text = GUEST_TEXT.replace("interrupts irq=9 0 IO-APIC 9-fasteoi acpi\n", "")
+    assert failing(rows(text=text)) == ["statedump_irq/9"]
+    truth = dict(TRUTH, irq_actions=[])
+    assert {"statedump_irq/0", "statedump_irq/4", "statedump_irq/9"} <= \
+        set(failing(rows(truth=truth)))
+
+
+def test_the_interrupt_statedump_lost_as_expected():
+    """On a variant that lists statedump_irq lost (exports: nothing for irq_to_desc),
+    no interrupt event passes and one fails."""
+    summary = copy.deepcopy(SUMMARY)
+    summary["irq"] = []
+    summary["counts"].pop("lttng_statedump_interrupt")
+    assert failing(rows(summary, lost=("statedump_irq",))) == []
+    assert "statedump_irq/0" in failing(rows(lost=("statedump_irq",)))

@@ -70,9 +70,10 @@ def test_variant_lttng_table(tmp_path):
     text = (variants.BUILTIN_DIR / "exports.toml").read_text()
     assert "[lttng]" in text
     v = variants.parse(variants.BUILTIN_DIR / "exports.toml")
-    assert (v.lttng_series, v.lttng_kallsyms, v.lttng_lost) == ("exports", False, ())
+    assert (v.lttng_series, v.lttng_kallsyms, v.lttng_lost) == ("exports", False,
+                                                                 ("statedump_irq",))
     f = tmp_path / "mine.toml"
-    f.write_text(text.replace("lost = []", 'lost = ["prio", "nonsense"]'))
+    f.write_text(text.replace('lost = ["statedump_irq"]', 'lost = ["prio", "nonsense"]'))
     with pytest.raises(HarnessError) as e:
         variants.parse(f)
     assert "nonsense" in e.value.message
