@@ -174,3 +174,23 @@ def test_scripts_that_cannot_run_are_listed_once_per_reason_with_their_variants(
            "here (above)" in out
     assert not any("test_valid_filter:2" in line for line in out)
     assert "test_valid_filter" in report.html(rep, lambda head, rows, classes=None: str(rows))
+
+
+def test_a_program_a_script_runs_from_libs_is_found_there(tmp_path):
+    """test_userspace_probe runs testapp/userspace-probe-elf-binary/.libs/<name>, where a
+    libtool build keeps a program that links the tree's libfoo; built with -no-install
+    the program is one directory up. It failed every enable step on every variant
+    (file not found) until the guest got it in .libs/ too. Only an ELF program whose
+    directory has a .libs/ is placed; a script, a library or a program already in
+    .libs/ is left alone."""
+    from harness.lttng.suite import rootfs
+    elf = tmp_path / "prog"
+    elf.write_bytes(b"\x7fELF" + bytes(60))
+    script = tmp_path / "script"
+    script.write_text("#!/bin/sh\n")
+    d = "/lttng-tools/tests/utils/testapp/app"
+    files = {f"{d}/app": elf, f"{d}/.libs/libfoo.lai": script, f"{d}/run.sh": script,
+             f"{d}/libfoo.so.0": elf, "/lttng-tools/tests/other/tool": elf}
+    assert rootfs.libtool_places(files) == {f"{d}/.libs/app": elf}
+    files[f"{d}/.libs/app"] = script
+    assert rootfs.libtool_places(files) == {}

@@ -78,6 +78,22 @@ def tree_files(tree):
         if not f.is_file():
             raise HarnessError("suite", f"{f}: missing from the lttng-tools build")
         out["/lttng-tools/" + rel] = f
+    out.update(libtool_places(out))
+    return out
+
+
+def libtool_places(files):
+    """Where a libtool build keeps a program that links a library of the tree: in
+    its .libs/ (a wrapper script above it). Built with -no-install (tools.py), the
+    program is the file above; a script that runs .libs/<name>
+    (test_userspace_probe: userspace-probe-elf-binary) finds it there too."""
+    out = {}
+    for guest, host in files.items():
+        d, name = guest.rsplit("/", 1)
+        libs = f"{d}/.libs/"
+        if is_elf(host) and not name.endswith((".so", ".o")) and ".so." not in name \
+                and any(g.startswith(libs) for g in files) and libs + name not in files:
+            out[libs + name] = host
     return out
 
 
