@@ -71,12 +71,17 @@ def read_irq_actions():
     [{irq, chip, action}], by the allocated_irqs bitmap and irq_to_desc() written out
     here, not by a call into the guest (the module's irq_walk_actions() or LTTng's)."""
     nr = int(gdb.parse_and_eval("nr_irqs"))
-    bits = gdb.parse_and_eval("allocated_irqs")
-    word = bits.type.target().sizeof * 8
+    try:
+        # 6.1: the bitmap of allocated numbers; 6.12 keeps them in sparse_irqs only,
+        # where a number without a descriptor loads as 0
+        bits = gdb.parse_and_eval("allocated_irqs")
+        word = bits.type.target().sizeof * 8
+    except gdb.error:
+        bits = None
     desc_type = gdb.lookup_type("struct irq_desc").pointer()
     out = []
     for irq in range(nr):
-        if not int(bits[irq // word]) >> (irq % word) & 1:
+        if bits is not None and not int(bits[irq // word]) >> (irq % word) & 1:
             continue
         addr = _irq_desc(irq)
         if not addr:
@@ -106,6 +111,12 @@ def main():
         raise SystemExit(f"ksymlab-gdb: the guest stopped in {frame.name()} at "
                          f"{frame.pc():#x}, not at {where}")
     current = linux.cpus.get_current_task(0)
+    try:
+        irq_actions = read_irq_actions()
+    except gdb.error as e:
+        # the other readings stand; every interrupt row then lacks gdb's side
+        print(f"ksymlab-gdb: cannot walk the irq descriptors: {e}")
+        irq_actions = []
     result = {
         "stop": {"function": frame.name(), "pc": frame.pc(),
                  "pid": int(current["pid"]),
@@ -113,7 +124,7 @@ def main():
         "tasks": kv.read_tasks(),
         "block_class": kv.read_block_class(),
         "global_wb_domain": read_wb_domain(),
-        "irq_actions": read_irq_actions(),
+        "irq_actions": irq_actions,
         "jiffies": int(gdb.parse_and_eval("jiffies_64")),
     }
     bp.delete()
