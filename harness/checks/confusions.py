@@ -74,6 +74,8 @@ CONFUSIONS = {
         "the disk's for the partition's": "statedump: a partition's dev_t taken from its disk",
         "one migratetype for every allocation": "mm_page_alloc: one constant migratetype, "
                                                 "not the allocation's gfp bits",
+        "the neighbouring interrupt's": "interrupt statedump: the chip and actions of the "
+                                        "next (or previous) interrupt number",
     },
     "symbol": {
         "next symbol": "the address of the next symbol in /proc/kallsyms' address order "

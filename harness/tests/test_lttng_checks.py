@@ -466,3 +466,15 @@ def test_the_interrupt_statedump_lost_as_expected():
     summary["counts"].pop("lttng_statedump_interrupt")
     assert failing(rows(summary, lost=("statedump_irq",))) == []
     assert "statedump_irq/0" in failing(rows(lost=("statedump_irq",)))
+
+
+def test_every_confusion_an_lttng_row_carries_is_audited():
+    """A confusion a row carries but confusions.CONFUSIONS does not name is never audited
+    (the interrupt rows' was not, until this test): every name the undoctored rows
+    carry is in the lttng table, and the interrupt one tells in this state."""
+    from harness.checks.confusions import CONFUSIONS, audit
+    carried = {n for c in rows().values() for n in (c.info.get("confusions") or {})}
+    assert carried <= set(CONFUSIONS["lttng"]), carried - set(CONFUSIONS["lttng"])
+    as_json = [{"id": c.key, "kind": c.kind, "info": c.info} for c in rows().values()]
+    irq = [a for a in audit(as_json, ["lttng"]) if a.confusion == "the neighbouring interrupt's"]
+    assert irq and irq[0].rows == 3 and irq[0].telling == 3
