@@ -108,8 +108,6 @@ static u64 ksymlab_resolve_time_ns;
 
 #ifdef KSYMLAB_MODE_EXPORTS
 
-#ifdef KSYMLAB_V2
-
 static unsigned long ksymlab_lookup(enum ksymlab_sym_id id)
 {
 	switch (id) {
@@ -117,12 +115,23 @@ static unsigned long ksymlab_lookup(enum ksymlab_sym_id id)
 		return (unsigned long)&stack_trace_save_user;
 	case KSYM_GET_PFNBLOCK_FLAGS_MASK:
 		return (unsigned long)&get_pfnblock_flags_mask;
+#ifdef KSYMLAB_V2
 	case KSYM_BLOCK_CLASS:
 		return (unsigned long)&blk_walk_visible_disks;
+#else
+	case KSYM_TASK_PRIO:
+		return (unsigned long)&task_prio;
+	case KSYM_BLOCK_CLASS:
+		return (unsigned long)&gendisk_block_class;
+	case KSYM_DISK_TYPE:
+		return (unsigned long)&gendisk_device_type;
+#endif
 	default:
 		return 0;
 	}
 }
+
+#ifdef KSYMLAB_V2
 
 /* task_prio() of kernel/sched/core.c, which v2 leaves unexported. */
 int ksymlab_task_prio(const struct task_struct *p)
@@ -130,35 +139,7 @@ int ksymlab_task_prio(const struct task_struct *p)
 	return p->prio - MAX_RT_PRIO;
 }
 
-const struct class *ksymlab_block_class(void)
-{
-	return NULL;
-}
-
-const struct device_type *ksymlab_disk_type(void)
-{
-	return NULL;
-}
-
-#else /* KSYMLAB_V2 */
-
-static unsigned long ksymlab_lookup(enum ksymlab_sym_id id)
-{
-	switch (id) {
-	case KSYM_TASK_PRIO:
-		return (unsigned long)&task_prio;
-	case KSYM_STACK_TRACE_SAVE_USER:
-		return (unsigned long)&stack_trace_save_user;
-	case KSYM_GET_PFNBLOCK_FLAGS_MASK:
-		return (unsigned long)&get_pfnblock_flags_mask;
-	case KSYM_BLOCK_CLASS:
-		return (unsigned long)&gendisk_block_class;
-	case KSYM_DISK_TYPE:
-		return (unsigned long)&gendisk_device_type;
-	default:
-		return 0;
-	}
-}
+#else /* KSYMLAB_V2: the RFC's exports and getters */
 
 int ksymlab_task_prio(const struct task_struct *p)
 {

@@ -135,18 +135,13 @@ def how(build_dir, kallsyms, version="2.13.9", series=None, resolved=()):
     return out
 
 
-def rows(build_dir, kallsyms, checks, lost=(), counts=None, version="2.13.9", series=None,
-         resolved=()):
-    """One lttng-coverage row per name: how, and the feature's runtime status.
-    A feature written "@event" is shown by that event's count in the trace."""
+def rows(build_dir, kallsyms, checks, lost=(), version="2.13.9", series=None, resolved=()):
+    """One lttng-coverage row per name: how, and the feature's runtime status."""
     methods = how(build_dir, kallsyms, version, series, resolved)
     out = []
     for name, (feature, words) in names(resolved).items():
         if feature is None:
             status = "not exercised by the session"
-        elif feature.startswith("@"):
-            n = (counts or {}).get(feature[1:], 0)
-            status = f"{n} {feature[1:]} events" if n else f"lost: no {feature[1:]} event"
         else:
             mine = [c for c in checks if c.key.startswith(FEATURE_ROWS[feature])]
             if feature in lost and all(c.agrees for c in mine):

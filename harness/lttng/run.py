@@ -71,9 +71,8 @@ def run_lttng(variant, tree, vdir, opts, series=None, kallsyms=None, prio=True):
                     "dirty_limit": truth["global_wb_domain"]["dirty_limit"]}
     rows = checks.compare(summary, guest, variant.lttng_lost, WHY, truth)
     rows += tuple(symaudit.rows(audit, symchecked, kallsyms, calltypes, variant.lttng_version))
-    rows += coverage.rows(out, kallsyms, rows, variant.lttng_lost, summary["counts"],
-                          variant.lttng_version, variant.lttng_series,
-                          symaudit.by_name(audit))
+    rows += coverage.rows(out, kallsyms, rows, variant.lttng_lost, variant.lttng_version,
+                          variant.lttng_series, symaudit.by_name(audit))
     facts["check_s"] = round(time.monotonic() - t0, 1)
     rows = with_version(rows, variant.lttng_version)
     bad = sum(c.disagrees for c in rows)
