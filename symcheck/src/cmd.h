@@ -9,6 +9,7 @@
 #include "dwtypes.h"
 #include "elfread.h"
 #include "ko.h"
+#include "modexports.h"
 #include "output.h"
 
 #define EXIT_OKAY 0
@@ -70,10 +71,12 @@ typedef struct {
     const ko_version_t **undef_ver; /* per m.undef[i]: its __versions entry or NULL */
     const ko_version_t **extra_ver; /* __versions entries without an undefined symbol */
     size_t n_extra;
+    exportset_t exports;            /* the module's own __ksymtab/__ksymtab_gpl, sorted */
+    char exports_error[512];        /* why they could not be read, "" when they were */
 } module_result_t;
 
-/* Takes ownership of *m. */
-void module_compute(komod_t *m, module_result_t *r);
+/* Takes ownership of *m; img/len is the (decompressed) image m was read from. */
+void module_compute(komod_t *m, const unsigned char *img, size_t len, module_result_t *r);
 void module_result_free(module_result_t *r);
 
 /* ---- check */

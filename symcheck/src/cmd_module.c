@@ -1,4 +1,4 @@
-/* module: undefined symbols, __versions and .modinfo of one module. */
+/* module: undefined symbols, __versions, .modinfo and the exports of one module. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,12 +7,30 @@
 
 /* ------------------------------------------------------------------ compute */
 
-void module_compute(komod_t *m, module_result_t *r)
+/* The module's own exports, sorted by name; a module that exports nothing has none. */
+static void module_exports(const unsigned char *img, size_t len, const char *name,
+                           module_result_t *r)
+{
+    err_t e;
+    if (!img) {
+        snprintf(r->exports_error, sizeof r->exports_error, "no module image");
+        return;
+    }
+    if (ko_exports_read(img, len, name, &r->exports, &e) != 0) {
+        exportset_free(&r->exports);
+        snprintf(r->exports_error, sizeof r->exports_error, "%s", e.msg);
+        return;
+    }
+    exportset_sort(&r->exports);
+}
+
+void module_compute(komod_t *m, const unsigned char *img, size_t len, module_result_t *r)
 {
     memset(r, 0, sizeof *r);
     r->m = *m;
     memset(m, 0, sizeof *m);
     m = &r->m;
+    module_exports(img, len, m->modname ? m->modname : "-", r);
     r->gpl_compatible = license_is_gpl_compatible(m->license);
     if (m->depends) {
         char *dup = xstrdup(m->depends), *save = NULL;
@@ -35,6 +53,7 @@ void module_result_free(module_result_t *r)
     strvec_free(&r->depends);
     free(r->undef_ver);
     free(r->extra_ver);
+    exportset_free(&r->exports);
     memset(r, 0, sizeof *r);
 }
 
@@ -61,6 +80,27 @@ static void json_modinfo(json_t *j, const module_result_t *r)
     json_strings(j, "import_ns", &r->m.import_ns);
     json_strings(j, "all", &r->m.modinfo);
     json_obj_end(j);
+}
+
+static void json_exports(json_t *j, const module_result_t *r)
+{
+    json_key(j, "exports");
+    if (r->exports_error[0]) {
+        json_null(j);
+        json_key(j, "exports_error"); json_str(j, r->exports_error);
+        return;
+    }
+    json_arr_begin(j);
+    for (size_t i = 0; i < r->exports.n; i++) {
+        const export_t *x = &r->exports.v[i];
+        json_obj_begin(j);
+        json_key(j, "symbol"); json_str(j, x->name);
+        json_key(j, "class"); json_str(j, exp_class_str(x->cls));
+        json_key(j, "namespace"); json_str(j, x->ns);
+        json_key(j, "crc"); json_crc(j, x->crc, x->has_crc);
+        json_obj_end(j);
+    }
+    json_arr_end(j);
 }
 
 static void render_json(const char *path, const module_result_t *r)
@@ -92,6 +132,7 @@ static void render_json(const char *path, const module_result_t *r)
         json_obj_end(&j);
     }
     json_arr_end(&j);
+    json_exports(&j, r);
     json_obj_end(&j);
     json_finish(&j);
 }
@@ -110,6 +151,30 @@ static void text_modinfo(const char *path, const module_result_t *r)
         printf(" %s", m->import_ns.v[i]);
     printf("%s\n", m->import_ns.n ? "" : " -");
     printf("__versions: %s\n\n", m->has_versions ? "present" : "absent");
+}
+
+static void text_exports(const module_result_t *r)
+{
+    if (r->exports_error[0]) {
+        printf("\nexports: not read: %s\n", r->exports_error);
+        return;
+    }
+    if (!r->exports.n) {
+        printf("\n(no exports)\n");
+        return;
+    }
+    table_t t;
+    table_init(&t, 4, "EXPORTED SYMBOL", "CLASS", "NAMESPACE", "CRC (__kcrctab)");
+    for (size_t i = 0; i < r->exports.n; i++) {
+        const export_t *x = &r->exports.v[i];
+        char c[16];
+        crcstr(c, sizeof c, x->crc, x->has_crc);
+        table_row(&t, x->name, exp_class_str(x->cls), x->ns[0] ? x->ns : "-", c);
+    }
+    printf("\n");
+    table_print(&t, stdout, "");
+    printf("(%zu exports)\n", r->exports.n);
+    table_free(&t);
 }
 
 static void render_text(const char *path, const module_result_t *r)
@@ -131,6 +196,7 @@ static void render_text(const char *path, const module_result_t *r)
         printf("\n__versions entries without an undefined symbol:\n");
     for (size_t i = 0; i < r->n_extra; i++)
         printf("  0x%08x  %s\n", r->extra_ver[i]->crc, r->extra_ver[i]->name);
+    text_exports(r);
 }
 
 /* ------------------------------------------------------------------ command */
@@ -145,7 +211,7 @@ int cmd_module(int argc, char **argv, bool json)
     if (load_ko(path, &fb, &m))
         return EXIT_TROUBLE;
     module_result_t r;
-    module_compute(&m, &r);
+    module_compute(&m, fb.data, fb.size, &r);
     if (json)
         render_json(path, &r);
     else

@@ -1,7 +1,9 @@
 """symcheck on small fixtures built by `make fixtures` (a fake .ko and a fake vmlinux with DWARF):
 every command, text and --json."""
+import glob
 import json
 import os
+import re
 
 from symcheck_testlib import symcheck, FIX
 
@@ -38,6 +40,31 @@ def test_module():
     assert [v["name"] for v in d["versions"]][0] == "module_layout"
     t = symcheck("module", KO)
     assert t.returncode == 0 and "module_layout" in t.stdout and "GPL-compatible" in t.stdout
+
+
+def _declared_exports(src):
+    """{symbol: (class, namespace, crc)} as a fixture source declares them (FAKE_EXPORT_GPL[_NS])."""
+    out = {}
+    for m in re.finditer(r'^FAKE_EXPORT_GPL(_NS)?\((\w+), (0x[0-9a-f]+)(?:, "(\w+)")?\);',
+                         open(src).read(), re.M):
+        out[m.group(2)] = ("EXPORT_SYMBOL_GPL", m.group(4) or "", "0x%08x" % int(m.group(3), 16))
+    return out
+
+
+def test_module_lists_its_own_exports():
+    """Each audit fixture's exports, class, namespace and CRC as its source declares them;
+    a module that exports nothing says so."""
+    srcs = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "fixtures", "audit", "*.c")))
+    seen = 0
+    for src in srcs:
+        ko = os.path.join(FIX, "audit", os.path.basename(src)[:-2] + ".ko")
+        got = {e["symbol"]: (e["class"], e["namespace"], e["crc"]) for e in js("module", ko)["exports"]}
+        assert got == _declared_exports(src), src
+        seen += bool(got)
+    assert seen >= 3          # resolver, caller, chain (a namespace) export something
+    t = symcheck("module", os.path.join(FIX, "audit", "chain.ko")).stdout
+    assert re.search(r"chain_ns_sym\s+EXPORT_SYMBOL_GPL\s+FAKE_CHAIN_NS\s+0x0c0ffee0", t)
+    assert "(no exports)" in symcheck("module", KO).stdout
 
 
 def test_exports_fake():

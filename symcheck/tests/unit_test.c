@@ -634,8 +634,9 @@ TEST(module_compute_fields)
     komod_t m;
     mk_mod(&m, und, 2, ver, crc, 2, mi, sizeof mi);
     module_result_t r;
-    module_compute(&m, &r);
+    module_compute(&m, NULL, 0, &r);
     CHECK(m.undef == NULL);   /* ownership moved */
+    CHECK(r.exports.n == 0 && strcmp(r.exports_error, "no module image") == 0);
     CHECK(!r.gpl_compatible);
     CHECK(r.depends.n == 2 && strcmp(r.depends.v[0], "x") == 0 && strcmp(r.depends.v[1], "y") == 0);
     CHECK(r.undef_ver[0] && r.undef_ver[0]->crc == 0x20 && r.undef_ver[1] == NULL);
