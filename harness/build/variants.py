@@ -28,7 +28,9 @@ from ..lttng.fetch import DEFAULT_VERSION as DEFAULT_LTTNG, RELEASES as LTTNG_RE
 BUILTIN_DIR = paths.REPO / "variants"
 MODES = ("exports", "kallsyms", "kprobe", "v2")
 SAMPLERS = ("prio", "migratetype", "ustack", "blockdev", "writeback", "symbols")
-SEEDS = tuple(f"{i}/9" for i in range(1, 10)) + ("0bd476e6",)    # 0bd476e6: its revert
+# the RFC's nine, the revert of 0bd476e6, and our v2 series (patches/v2)
+SEEDS = tuple(f"{i}/9" for i in range(1, 10)) + ("0bd476e6",) + \
+    tuple(f"v2-{i}/8" for i in range(1, 9))
 
 
 @dataclass(frozen=True)

@@ -93,6 +93,7 @@ class Source(StrEnum):
     SYMVERS = "symvers"
     KSYMTAB = "ksymtab"
     DWARF = "dwarf"
+    PAHOLE = "pahole"           # a struct's members, pahole's own reading of vmlinux's DWARF
     # columns that are not sources: the two-oracle rule's rows (kind "oracles"),
     # the vmcore's module sections row, the LTTng coverage rows
     INDEPENDENT = "independent"

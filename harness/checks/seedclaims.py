@@ -9,6 +9,16 @@ at this position with this type". The upstream commit 0bd476e6 deletes two
 they were before it. Claims come from the patch text, never from a table
 here, so they cannot drift from the seed.
 
+The v2 series (patches/v2, ours: no posted seed) is read the same way, its
+seed ids prefixed "v2-" ("v2-4/8"): the committed 6.1 patches are the
+posting, and each line's build (6.1, and the 6.12 port) is checked against
+them. Besides exports and tracepoints it claims namespaced exports
+(`EXPORT_SYMBOL_NS_GPL(x, NS)`: the namespace must be in the build),
+static-call exports (`EXPORT_STATIC_CALL_GPL(f)`: the key `__SCK__f` and the
+trampoline `__SCT__f`, from the module that owns them) and struct members a
+header gains (`unsigned long limit` in `struct dirty_throttle_control`:
+pahole's reading of vmlinux's DWARF).
+
 Each claim is checked on the built tree, from two artifacts for an export
 (Module.symvers and vmlinux's `__ksymtab`/`__ksymtab_gpl`, each read by
 symcheck on its own) and from vmlinux's DWARF for a tracepoint
@@ -18,6 +28,7 @@ seed disagrees, and a claim symcheck cannot answer disagrees too.
 """
 
 import re
+import subprocess
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -29,6 +40,9 @@ from .model import Check
 from ..errors import HarnessError
 
 SEED_DIR = paths.REPO / "patches" / "seeds"
+V2_DIR = paths.REPO / "patches" / "v2"
+V2 = "v2-"                      # the prefix of the v2 series' seed ids
+SEED_DIRS = ((SEED_DIR, ""), (V2_DIR, V2))
 REVERT = "0bd476e6"             # the seed id of the kallsyms variant's revert
 GPL, PLAIN = "EXPORT_SYMBOL_GPL", "EXPORT_SYMBOL"
 
@@ -36,9 +50,9 @@ GPL, PLAIN = "EXPORT_SYMBOL_GPL", "EXPORT_SYMBOL"
 @dataclass(frozen=True)
 class Claim:
     seed: str            # "5/9", or REVERT
-    what: str            # "export", "tp-args", "tp-param"
-    subject: str         # symbol or tracepoint name
-    expected: str        # export class, "a, b, c", or "struct wb_domain *domain"
+    what: str            # "export", "tp-args", "tp-param", "member"
+    subject: str         # symbol, tracepoint name, or "struct.member"
+    expected: str        # export macro, "a, b, c", or "struct wb_domain *domain"
     position: int = 0    # tp-param: 1-based position among the TP_PROTO parameters
 
     @property
@@ -47,6 +61,8 @@ class Claim:
             return f"{self.seed}/export/{self.subject}"
         if self.what == "tp-args":
             return f"{self.seed}/tracepoint/{self.subject}/args"
+        if self.what == "member":
+            return f"{self.seed}/struct/{self.subject}"
         return f"{self.seed}/tracepoint/{self.subject}/param{self.position}"
 
     @property
@@ -56,7 +72,13 @@ class Claim:
     @property
     def text(self):
         if self.what == "export":
-            return f"{self.subject} exported {'GPL-only' if self.expected == GPL else 'to all'}"
+            ns = re.search(r"\((\w+)\)$", self.expected)
+            where = f" in namespace {ns.group(1)}" if ns else ""
+            return f"{self.subject} exported {'GPL-only' if '_GPL' in self.expected else 'to all'}" \
+                + where
+        if self.what == "member":
+            struct, _ = self.subject.split(".")
+            return f"struct {struct} has member {self.expected}"
         if self.what == "tp-args":
             return f"{self.subject}({self.expected})"
         return f"{self.subject} parameter {self.position} is {self.expected}"
@@ -93,6 +115,13 @@ def _exports(text, sign):
     found = {}
     for m in re.finditer(rf"^\{sign}\s*(EXPORT_SYMBOL(?:_GPL)?)\((\w+)\)", text, re.M):
         found[m.group(2)] = m.group(1)
+    # EXPORT_SYMBOL_NS_GPL(sym, NS) (6.1, 6.12) or (sym, "NS") (6.13 on)
+    for m in re.finditer(rf'^\{sign}\s*EXPORT_SYMBOL_NS(_GPL)?\((\w+),\s*"?(\w+)"?\)', text, re.M):
+        found[m.group(2)] = _spelled(PLAIN + (m.group(1) or ""), m.group(3))
+    # EXPORT_STATIC_CALL[_GPL](f): the key and the trampoline; ..._TRAMP[_GPL]: the trampoline
+    for m in re.finditer(rf"^\{sign}\s*EXPORT_STATIC_CALL(_TRAMP)?(_GPL)?\((\w+)\)", text, re.M):
+        for prefix in ("__SCT__",) if m.group(1) else ("__SCK__", "__SCT__"):
+            found[prefix + m.group(3)] = PLAIN + (m.group(2) or "")
     # A macro whose body exports name##arg, and an added line that invokes it:
     # BPF_TRACE_DEFN_x(13) with EXPORT_SYMBOL_GPL(bpf_trace_run##x) in its body.
     post = "\n".join(ln[1:] for ln in text.splitlines() if ln[:1] in (" ", "+"))
@@ -182,6 +211,37 @@ def _tracepoints(text):
     return out
 
 
+def _members(text):
+    """(struct.member, "type member") of each member line a diff adds to a struct in a
+    header: the struct is the innermost `struct NAME {` above it in the hunk, or the
+    one the hunk header names when the hunk starts inside it (`@@ ... @@ struct x {`)."""
+    out, removed = [], set()
+    member = re.compile(r"[+-]\s+(.+?[\s*])(\w+);\s*(/\*.*\*/)?\s*")
+    for chunk in re.split(r"^diff --git ", text, flags=re.M)[1:]:
+        path = re.search(r"^\+\+\+ (?:b/)?(\S+)", chunk, re.M)
+        removed |= {m.group(2) for m in map(member.fullmatch, chunk.split("\n"))
+                    if m and m.string.startswith("-") and not m.string.startswith("---")}
+        if not path or not path.group(1).endswith(".h"):
+            continue
+        pieces = re.split(r"^@@[^\n]*@@([^\n]*)\n", chunk, flags=re.M)[1:]
+        for context, body in zip(pieces[::2], pieces[1::2]):
+            opened = re.match(r"\s*struct (\w+) \{", context)
+            struct = opened.group(1) if opened else None
+            for ln in body.split("\n"):
+                if ln[:1] not in (" ", "+") or ln.startswith("+++"):
+                    continue
+                if re.match(r"\s*struct (\w+) \{", ln[1:]):
+                    struct = re.match(r"\s*struct (\w+) \{", ln[1:]).group(1)
+                elif re.match(r"\s*\};", ln[1:]):
+                    struct = None
+                added = member.fullmatch(ln) if ln[:1] == "+" else None
+                if added and struct and added.group(1).strip() not in ("return", "goto"):
+                    out.append((f"{struct}.{added.group(2)}",
+                                _typed(added.group(1), added.group(2))))
+    # a member removed elsewhere in the diff was moved (a struct made public), not added
+    return [(subject, decl) for subject, decl in out if subject.split(".")[1] not in removed]
+
+
 def _seed_id(text):
     m = re.search(r"^Subject: \[[^\]]*?(\d+/\d+)\]", text, re.M)
     if m:
@@ -190,39 +250,71 @@ def _seed_id(text):
     return m.group(1) if m else None
 
 
-def claims_of(text):
+def claims_of(text, prefix=""):
     """Every claim of one seed patch: its seed id and a tuple of Claim."""
     seed = _seed_id(text)
+    seed = prefix + seed if seed else seed
     if seed == REVERT:
         # the upstream commit removes exports; its revert claims them back as they were
         return seed, tuple(Claim(seed, "export", s, c) for s, c in sorted(_exports(text,
                                                                                     "-").items()))
     out = [Claim(seed, "export", s, c) for s, c in sorted(_exports(text, "+").items())]
     out += [Claim(seed, what, ev, exp, pos) for what, ev, exp, pos in _tracepoints(text)]
+    out += [Claim(seed, "member", subject, exp) for subject, exp in _members(text)]
     return seed, tuple(out)
 
 
 @lru_cache(maxsize=None)
-def _all(seed_dir):
+def _all(seed_dir, prefix=""):
     found = {}
     for p in sorted(seed_dir.glob("*.patch")):
-        seed, claims = claims_of(p.read_text(errors="replace"))
+        seed, claims = claims_of(p.read_text(errors="replace"), prefix)
         if seed:
             found[seed] = claims
     return found
 
 
 def claims(seed, seed_dir=None):
-    """The claims of seed `seed` ("5/9", REVERT); () for a seed without a patch here."""
-    return _all(seed_dir or SEED_DIR).get(seed, ())
+    """The claims of seed `seed` ("5/9", REVERT, "v2-4/8"); () for a seed without a
+    patch here. `seed_dir` (tests): read that directory instead, with the prefix its
+    seed ids carry."""
+    if seed_dir is not None:
+        prefix = V2 if seed.startswith(V2) else ""
+        return _all(seed_dir, prefix).get(seed, ())
+    for d, prefix in SEED_DIRS:
+        if seed.startswith(prefix) and (prefix or not seed.startswith(V2)):
+            found = _all(d, prefix).get(seed)
+            if found is not None:
+                return found
+    return ()
 
 
 # ---------------------------------------------------------------- artifacts
 
 def _classes(path):
     """{symbol: export macro} of one artifact (a Module.symvers or a vmlinux) alone."""
+    return {s: c for s, (c, _) in _owned(path).items()}
+
+
+def _owned(path):
+    """{symbol: (export macro, owner)} of one artifact; the owner is "vmlinux" or the
+    module path Module.symvers names ("arch/x86/kvm/kvm")."""
     data = symcheck.run_json(["exports", str(path)])
-    return {e["symbol"]: _spelled(e["class"], e.get("namespace")) for e in data["exports"]}
+    return {e["symbol"]: (_spelled(e["class"], e.get("namespace")), e.get("module") or "vmlinux")
+            for e in data["exports"]}
+
+
+def _module_classes(tree_src, modules):
+    """{symbol: export macro} of the exports of each module (a path below tree_src without
+    .ko) read from that .ko's own __ksymtab/__ksymtab_gpl by `symcheck module`."""
+    out = {}
+    for m in sorted(modules):
+        ko = tree_src / f"{m}.ko"
+        if not ko.is_file():
+            continue            # its claims find nothing: they disagree
+        for e in symcheck.run_json(["module", str(ko)]).get("exports") or ():
+            out[e["symbol"]] = _spelled(e["class"], e.get("namespace"))
+    return out
 
 
 def _spelled(cls, namespace):
@@ -245,10 +337,40 @@ def _traceiters(src, events):
     return out
 
 
-def _found(claim, symvers, ksymtab, tps):
+_INTEGER_WORDS = ("unsigned", "signed", "long", "short", "char", "int")
+
+
+def _ctype(kind):
+    """One spelling of an integer type: DWARF's 'long unsigned int' is 'unsigned long'."""
+    words = kind.split()
+    if not words or any(w not in _INTEGER_WORDS for w in words):
+        return " ".join(words)
+    sign = [w for w in words if w in ("unsigned", "signed")]
+    size = [w for w in words if w in ("long", "short", "char")]
+    return " ".join(sign + size + ([] if size else ["int"]))
+
+
+def _members_of(vmlinux, structs):
+    """{"struct.member": "type member"} of each struct in `structs` as pahole reads it
+    from vmlinux's DWARF (a reader of its own: not symcheck, not the compiler's headers)."""
+    out = {}
+    for struct in sorted(structs):
+        p = subprocess.run(["pahole", "-C", struct, str(vmlinux)], capture_output=True,
+                           text=True, timeout=300)
+        for m in re.finditer(r"^\t(.+?[\s*])(\w+)(?:\[\d*\])?;", p.stdout, re.M):
+            kind = m.group(1).strip()
+            stars = kind.count("*")
+            base = _ctype(kind.replace("*", " "))
+            out[f"{struct}.{m.group(2)}"] = _typed(base + " " + "*" * stars, m.group(2))
+    return out
+
+
+def _found(claim, symvers, ksymtab, tps, members=None):
     if claim.what == "export":
         return {Source.SYMVERS: symvers.get(claim.subject),
                 Source.KSYMTAB: ksymtab.get(claim.subject)}
+    if claim.what == "member":
+        return {Source.PAHOLE: (members or {}).get(claim.subject)}
     params = tps.get(claim.subject)
     if params is None:
         return {Source.DWARF: None}
@@ -260,11 +382,11 @@ def _found(claim, symvers, ksymtab, tps):
     return {Source.DWARF: _typed(kind, name)}
 
 
-def check_rows(claim_list, symvers, ksymtab, tps):
+def check_rows(claim_list, symvers, ksymtab, tps, members=None):
     """The Check rows of `claim_list` against what the artifacts gave."""
     rows = []
     for c in claim_list:
-        found = _found(c, symvers, ksymtab, tps)
+        found = _found(c, symvers, ksymtab, tps, members)
         sources = {Source.SEED_PATCH: c.expected, **found}
         rows.append(Check("seed", c.key, sources,
                           all(v == c.expected for v in found.values()),
@@ -284,9 +406,17 @@ def checks(tree_src, seeds, skip=()):
     for p in (symvers_path, vmlinux):
         if not p.is_file():
             raise HarnessError("verify", f"seed claims: {p} is missing")
-    events = {c.subject for c in wanted if c.what != "export"}
+    events = {c.subject for c in wanted if c.what.startswith("tp-")}
     tps = _traceiters(tree_src, events) if events else {}
-    return check_rows(wanted, _classes(symvers_path), _classes(vmlinux), tps)
+    structs = {c.subject.split(".")[0] for c in wanted if c.what == "member"}
+    members = _members_of(vmlinux, structs) if structs else {}
+    owned = _owned(symvers_path)
+    symvers = {s: c for s, (c, _) in owned.items()}
+    # an export a module owns (the KVM static-call keys: kvm.ko) is in that module's ksymtab
+    modules = {owned[c.subject][1] for c in wanted
+               if c.what == "export" and owned.get(c.subject, ("", "vmlinux"))[1] != "vmlinux"}
+    ksymtab = {**_module_classes(tree_src, modules), **_classes(vmlinux)}
+    return check_rows(wanted, symvers, ksymtab, tps, members)
 
 
 def variant_checks(tree, variant, waived):

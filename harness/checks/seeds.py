@@ -5,8 +5,13 @@ A seed is checked on every variant whose file says it carries it
 by id: "symbol:<name>" and "<kind>:<key>" rows that must exist, or a whole kind ("prio") that must have
 at least one row. A named check that is missing fails the seed instead of
 vanishing from the evidence, so a renamed label or key cannot weaken it. The
-seed holds when everything it names was made and agrees. patches/README.md
-has the full story of each port.
+seed holds when everything it names was made and agrees; "prefixes" names
+rows by the start of their id ("lttng:statedump_irq/": one per interrupt the
+guest has), at least one of which must exist. patches/README.md has the full
+story of each port.
+
+The v2 series (patches/v2, ours) is listed the same way, seed ids "v2-N/8",
+each with the runtime evidence of the exports-v2 variants.
 
 Besides the runtime evidence, a seed that is not superseded names the
 checks of its own claims (harness/checks/seedclaims.py): read from the seed patch
@@ -59,6 +64,43 @@ SEEDS = [
      "status": "reverted", "why": "the pre-5.7 stand-in: both exports back as before 0bd476e6; "
                                   "the module resolves every internal by name",
      "ids": ["symbol:kallsyms_lookup_name", "symbol:task_prio"]},
+    # ---- v2 (patches/v2, patches/6.12/v2): the claims read from patches/v2
+    {"seed": "v2-1/8", "title": "writeback: let trace_balance_dirty_pages() take the dirty "
+                                "throttle control", "status": "new",
+     "why": "the probe's and LTTng's balance_dirty_pages probes take the dtc (8 arguments)",
+     "ids": ["writeback:bdp_hits", "lttng:writeback/balance_dirty_pages"]},
+    {"seed": "v2-2/8", "title": "writeback: record the hard dirty limit in the dirty throttle "
+                                "control", "status": "new",
+     "why": "LTTng's balance_dirty_pages limit is dtc->limit, equal to gdb's wb_domain read "
+            "at the stop",
+     "ids": ["lttng:writeback/bdp-limit-at-stop"]},
+    {"seed": "v2-3/8", "title": "writeback: report the wb_domain in the global_dirty_state "
+                                "event", "status": "new",
+     "why": "dirty_limit read through the tracepoint argument",
+     "ids": ["writeback:dirty_limit/tracepoint-arg", "lttng:writeback/dirty_limit-at-stop"]},
+    {"seed": "v2-4/8", "title": "stacktrace: export stack_trace_save_user() to tracers, in a "
+                                "namespace", "status": "new",
+     "why": "user stack captured through the namespaced export",
+     "ids": ["symbol:stack_trace_save_user", "lttng:ustack/stack"], "kinds": ["ustack"]},
+    {"seed": "v2-5/8", "title": "mm: export get_pfnblock_flags_mask() to tracers, in a "
+                                "namespace", "status": "new",
+     "why": "every pageblock's migratetype read through the namespaced export",
+     "ids": ["symbol:get_pfnblock_flags_mask"], "kinds": ["migratetype", "pageblock"]},
+    {"seed": "v2-6/8", "title": "block: add blk_walk_visible_disks() for statedumps of the "
+                                "block devices", "status": "new",
+     "why": "disks and partitions enumerated through the walk (probe module and LTTng's "
+            "statedump)",
+     "ids": ["symbol:blk_walk_visible_disks"], "kinds": ["blockdev"]},
+    {"seed": "v2-7/8", "title": "genirq: add irq_walk_actions() for statedumps of the "
+                                "handlers", "status": "new",
+     "why": "LTTng's interrupt statedump through the walk, against gdb's walk of the "
+            "descriptors and /proc/interrupts",
+     "prefixes": ["lttng:statedump_irq/"]},
+    {"seed": "v2-8/8", "title": "KVM: x86: export the get_exit_info and get_segment_base "
+                                "static calls", "status": "new",
+     "why": "LTTng's kvm-x86 probe builds and links against the keys (symcheck check of the "
+            "LTTng modules); no KVM guest runs in a TCG guest, so kvm_exit never fires",
+     "ids": ["lttng:symcheck/check"]},
 ]
 
 
@@ -89,6 +131,11 @@ def _evidence(seed, result):
         checks += of_kind
         if not of_kind:
             missing.append(f"{kind}:*")
+    for prefix in seed.get("prefixes", ()):
+        named = [c for i, c in rows.items() if i.startswith(prefix)]
+        checks += named
+        if not named:
+            missing.append(f"{prefix}*")
     return checks, missing
 
 

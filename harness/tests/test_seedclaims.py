@@ -91,6 +91,8 @@ class Build:
     bdp: list
     gds: list
     namespaces: dict = None         # symbol -> namespace, in both artifacts
+    members: list = None            # struct dirty_throttle_control's members in vmlinux
+    kvm: dict = None                # symbol -> "_gpl"/"" in kvm.ko's ksymtab and symvers
 
 
 def good():
@@ -101,6 +103,11 @@ def good():
 def _c(b):
     head = (FIXTURES / "fake_vmlinux.c").read_text().split("struct bdi_writeback")[0]
     out = [head, "struct bdi_writeback { int dummy; };", "struct wb_domain { long x; };"]
+    if b.members:
+        out.append("struct dirty_throttle_control { %s };" % " ".join(m + ";" for m in b.members))
+        out.append("struct dirty_throttle_control fake_dtc;")
+    else:
+        out.append("struct dirty_throttle_control;")
     for i, (sym, sec) in enumerate(sorted(b.exports.items())):
         out.append(f"int {sym}(void) {{ return {i}; }}")
         ns = (b.namespaces or {}).get(sym, "")
@@ -112,6 +119,20 @@ def _c(b):
                    f"{{ (void)__data; {body} return 0; }}")
     out.append("void _start(void) {}")
     return "\n".join(out) + "\n"
+
+
+def _kvm_ko(d, b):
+    """arch/x86/kvm/kvm.ko exporting b.kvm, laid out as a 6.1 module (fake_kernel.h)."""
+    ko = d / "arch" / "x86" / "kvm" / "kvm.ko"
+    ko.parent.mkdir(parents=True)
+    src = ['#include "%s"' % (FIXTURES / "audit" / "fake_kernel.h"), 'FAKE_MODINFO("kvm");']
+    for i, (sym, sec) in enumerate(sorted(b.kvm.items())):
+        src.append(f"int {sym}(void) {{ return {i}; }}")
+        if sec:
+            src.append(f"FAKE_EXPORT_GPL({sym}, {0x2000 + i:#x});")
+    (d / "kvm.c").write_text("\n".join(src) + "\n")
+    subprocess.run(["cc", "-c", "-O2", "-fno-pic", "-mcmodel=kernel", "-ffreestanding",
+                    "kvm.c", "-o", str(ko)], cwd=d, check=True)
 
 
 def build(tmp_path, b):
@@ -126,7 +147,11 @@ def build(tmp_path, b):
                    cwd=d, check=True)
     (d / "Module.symvers").write_text("".join(
         f"{0x1000 + i:#010x}\t{sym}\tvmlinux\t{cls}\t{(b.namespaces or {}).get(sym, '')}\n"
-        for i, (sym, cls) in enumerate(sorted(b.symvers.items()))))
+        for i, (sym, cls) in enumerate(sorted(b.symvers.items()))) + "".join(
+        f"{0x2000 + i:#010x}\t{sym}\tarch/x86/kvm/kvm\tEXPORT_SYMBOL_GPL\t\n"
+        for i, sym in enumerate(sorted(b.kvm or ()))))
+    if b.kvm:
+        _kvm_ko(d, b)
     return d
 
 
@@ -234,3 +259,123 @@ def test_a_tree_without_module_symvers_is_a_verify_error(tmp_path):
     with pytest.raises(HarnessError) as e:
         seedclaims.checks(Path(tmp_path), ("5/9",))
     assert e.value.step == "verify" and "Module.symvers" in str(e.value)
+
+
+# ------------------------------------------------------------- the v2 series
+
+V2 = tuple(f"v2-{i}/8" for i in range(1, 9))
+V2_NS = ("stack_trace_save_user", "get_pfnblock_flags_mask")
+V2_BDP = ["struct bdi_writeback *wb", "struct dirty_throttle_control *dtc",
+          "unsigned long dirty_ratelimit", "unsigned long task_ratelimit",
+          "unsigned long dirtied", "unsigned long period", "long pause",
+          "unsigned long start_time"]
+KVM = {f"__SC{k}__kvm_x86_{f}": "_gpl" for k in "KT" for f in ("get_exit_info",
+                                                                "get_segment_base")}
+
+
+def v2_good():
+    exports = {s: "_gpl" for s in V2_NS + ("blk_walk_visible_disks", "irq_walk_actions")}
+    return Build(exports, {s: "EXPORT_SYMBOL_GPL" for s in exports}, list(V2_BDP), list(GDS),
+                 namespaces=dict.fromkeys(V2_NS, "TRACER_INTERNALS"),
+                 members=["unsigned long thresh", "unsigned long limit"], kvm=dict(KVM))
+
+
+def v2_failing(tmp_path, b):
+    rows = seedclaims.checks(build(tmp_path, b), V2)
+    assert len(rows) == 13
+    return sorted(r.key for r in rows if not r.agrees), {r.key: r for r in rows}
+
+
+def test_the_v2_claims_come_from_patches_v2():
+    got = [c.text for s in V2 for c in seedclaims.claims(s)]
+    assert got == [
+        "balance_dirty_pages(wb, dtc, dirty_ratelimit, task_ratelimit, dirtied, period, "
+        "pause, start_time)",
+        "balance_dirty_pages parameter 2 is struct dirty_throttle_control *dtc",
+        "struct dirty_throttle_control has member unsigned long limit",
+        "global_dirty_state(domain, background_thresh, dirty_thresh)",
+        "global_dirty_state parameter 1 is struct wb_domain *domain",
+        "stack_trace_save_user exported GPL-only in namespace TRACER_INTERNALS",
+        "get_pfnblock_flags_mask exported GPL-only in namespace TRACER_INTERNALS",
+        "blk_walk_visible_disks exported GPL-only", "irq_walk_actions exported GPL-only",
+        "__SCK__kvm_x86_get_exit_info exported GPL-only",
+        "__SCK__kvm_x86_get_segment_base exported GPL-only",
+        "__SCT__kvm_x86_get_exit_info exported GPL-only",
+        "__SCT__kvm_x86_get_segment_base exported GPL-only"]
+    # the 6.12 port makes the same claims as the 6.1 patches they are checked against
+    port = paths.REPO / "patches" / "6.12" / "v2"
+    assert [c.key for s in V2 for c in seedclaims.claims(s, port)] == \
+        [c.key for s in V2 for c in seedclaims.claims(s)]
+
+
+def test_new_export_forms_and_members_are_claims():
+    diff = ("diff --git a/x.c b/x.c\n--- a/x.c\n+++ b/x.c\n@@ -1,2 +1,4 @@\n"
+            "+EXPORT_SYMBOL_NS(a, NS1);\n+EXPORT_SYMBOL_NS_GPL(b, \"NS2\");\n"
+            "+EXPORT_STATIC_CALL_TRAMP_GPL(c);\n+EXPORT_STATIC_CALL(d);\n"
+            "diff --git a/i.h b/i.h\n--- a/i.h\n+++ b/i.h\n@@ -3,2 +3,3 @@ struct s {\n"
+            " \tint a;\n+\tunsigned long\t\tlimit;\t/* hard */\n+\tstruct t **pp;\n };\n"
+            "+struct moved {\n+\tint kept;\n+};\n"
+            "diff --git a/m.c b/m.c\n--- a/m.c\n+++ b/m.c\n@@ -1,3 +1,1 @@\n"
+            "-struct moved {\n-\tint kept;\n-};\n")
+    seed, claims = seedclaims.claims_of("Subject: [PATCH 3/8] x\n\n" + diff, "v2-")
+    assert seed == "v2-3/8"
+    assert [(c.subject, c.expected) for c in claims] == [
+        ("__SCK__d", "EXPORT_SYMBOL"), ("__SCT__c", "EXPORT_SYMBOL_GPL"),
+        ("__SCT__d", "EXPORT_SYMBOL"), ("a", "EXPORT_SYMBOL_NS(NS1)"),
+        ("b", "EXPORT_SYMBOL_NS_GPL(NS2)"),
+        ("s.limit", "unsigned long limit"), ("s.pp", "struct t **pp")]
+
+
+def test_a_faithful_v2_port_holds_every_claim(tmp_path):
+    bad, rows = v2_failing(tmp_path, v2_good())
+    assert bad == []
+    assert dict(rows["v2-8/8/export/__SCK__kvm_x86_get_exit_info"].sources) == {
+        "seed_patch": "EXPORT_SYMBOL_GPL", "symvers": "EXPORT_SYMBOL_GPL",
+        "ksymtab": "EXPORT_SYMBOL_GPL"}
+    assert rows["v2-2/8/struct/dirty_throttle_control.limit"].get("pahole") == \
+        "unsigned long limit"
+
+
+def test_a_v2_export_without_its_namespace_fails(tmp_path):
+    b = v2_good()
+    del b.namespaces["stack_trace_save_user"]
+    bad, rows = v2_failing(tmp_path, b)
+    assert bad == ["v2-4/8/export/stack_trace_save_user"]
+    assert rows[bad[0]].get("ksymtab") == "EXPORT_SYMBOL_GPL"
+
+
+def test_a_static_call_exported_without_its_key_fails(tmp_path):
+    """EXPORT_STATIC_CALL_TRAMP_GPL: the trampoline alone (a module's call cannot be
+    fixed up then); the key's claim finds it in neither Module.symvers nor kvm.ko."""
+    b = v2_good()
+    del b.kvm["__SCK__kvm_x86_get_exit_info"]
+    assert v2_failing(tmp_path, b)[0] == ["v2-8/8/export/__SCK__kvm_x86_get_exit_info"]
+
+
+def test_a_stale_module_symvers_for_kvm_fails(tmp_path):
+    """Module.symvers lists the key, kvm.ko's own ksymtab does not have it."""
+    b = v2_good()
+    b.kvm["__SCT__kvm_x86_get_segment_base"] = ""
+    bad, rows = v2_failing(tmp_path, b)
+    assert bad == ["v2-8/8/export/__SCT__kvm_x86_get_segment_base"]
+    row = rows[bad[0]]
+    assert row.get("symvers") == "EXPORT_SYMBOL_GPL" and row.get("ksymtab") is None
+
+
+def test_the_dtc_limit_member_of_another_type_or_missing_fails(tmp_path):
+    b = v2_good()
+    b.members = ["unsigned long thresh", "unsigned int limit"]
+    bad, rows = v2_failing(tmp_path, b)
+    assert bad == ["v2-2/8/struct/dirty_throttle_control.limit"]
+    assert rows[bad[0]].get("pahole") == "unsigned int limit"
+    b.members = ["unsigned long thresh"]
+    (tmp_path / "x").mkdir()
+    assert v2_failing(tmp_path / "x", b)[0] == ["v2-2/8/struct/dirty_throttle_control.limit"]
+
+
+def test_the_old_balance_dirty_pages_fails_v2_1(tmp_path):
+    """A v2 tree whose balance_dirty_pages still takes the RFC's arguments."""
+    b = v2_good()
+    b.bdp = list(BDP)
+    assert v2_failing(tmp_path, b)[0] == ["v2-1/8/tracepoint/balance_dirty_pages/args",
+                                          "v2-1/8/tracepoint/balance_dirty_pages/param2"]

@@ -39,18 +39,32 @@ def row(rows, seed):
     return r
 
 
+V2 = tuple(f"v2-{i}/8" for i in range(1, 9))
+# every claim the v2 series makes (patches/v2), written out
+V2_CLAIM_KEYS = [
+    "v2-1/8/tracepoint/balance_dirty_pages/args", "v2-1/8/tracepoint/balance_dirty_pages/param2",
+    "v2-2/8/struct/dirty_throttle_control.limit",
+    "v2-3/8/tracepoint/global_dirty_state/args", "v2-3/8/tracepoint/global_dirty_state/param1",
+    "v2-4/8/export/stack_trace_save_user", "v2-5/8/export/get_pfnblock_flags_mask",
+    "v2-6/8/export/blk_walk_visible_disks", "v2-7/8/export/irq_walk_actions",
+    "v2-8/8/export/__SCK__kvm_x86_get_exit_info", "v2-8/8/export/__SCK__kvm_x86_get_segment_base",
+    "v2-8/8/export/__SCT__kvm_x86_get_exit_info", "v2-8/8/export/__SCT__kvm_x86_get_segment_base",
+]
+
+
 def test_every_seed_listed_once():
-    assert [s["seed"] for s in seeds.SEEDS] == [f"{i}/9" for i in range(1, 10)] + ["0bd476e6"]
-    assert {s["status"] for s in seeds.SEEDS} == {"ported", "superseded", "reverted"}
+    assert [s["seed"] for s in seeds.SEEDS] == \
+        [f"{i}/9" for i in range(1, 10)] + ["0bd476e6"] + list(V2)
+    assert {s["status"] for s in seeds.SEEDS} == {"ported", "superseded", "reverted", "new"}
     assert seeds.superseded() == {"1/9", "7/9"}
 
 
 def test_the_seed_patches_make_exactly_the_written_claims():
-    """The claims read from patches/seeds/ are the ones this file writes out, and
-    a superseded seed's (7/9 gendisk_name) are not among those checked."""
+    """The claims read from patches/seeds/ and patches/v2/ are the ones this file writes
+    out, and a superseded seed's (7/9 gendisk_name) are not among those checked."""
     parsed = [c.key for s in seeds.SEEDS if s["status"] != "superseded"
               for c in seedclaims.claims(s["seed"])]
-    assert parsed == CLAIM_KEYS
+    assert parsed == CLAIM_KEYS + V2_CLAIM_KEYS
     assert [c.key for c in seedclaims.claims("7/9")] == ["7/9/export/gendisk_name"]
     assert seedclaims.claims("1/9") == ()
 
@@ -134,3 +148,43 @@ def test_a_failed_claim_fails_its_seed_when_the_module_never_built():
     rows = seeds.evaluate({"exports": result(bad, error=err)})
     assert row(rows, "5/9")["holds"] is False and row(rows, "5/9")["checks"] == 1
     assert row(rows, "4/9")["holds"] is None
+
+
+# the runtime evidence of an exports-v2 run that holds every v2 seed
+V2_GOOD = [check("writeback", "bdp_hits"), check("lttng", "writeback/balance_dirty_pages"),
+           check("lttng", "writeback/bdp-limit-at-stop"),
+           check("writeback", "dirty_limit/tracepoint-arg"),
+           check("lttng", "writeback/dirty_limit-at-stop"), check("lttng", "ustack/stack"),
+           check("ustack", "stack"), check("migratetype", "hist"), check("pageblock", "b0"),
+           check("blockdev", "ram0"), check("lttng", "statedump_irq/0"),
+           check("lttng", "statedump_irq/4"), check("lttng", "symcheck/check")] + \
+    [check("seed", k) for k in V2_CLAIM_KEYS]
+V2_SYMBOLS = [check("symbol", s) for s in ("stack_trace_save_user", "get_pfnblock_flags_mask",
+                                           "blk_walk_visible_disks")]
+
+
+def test_every_v2_seed_holds_on_its_evidence():
+    rows = seeds.evaluate({"exports-v2": result(V2_GOOD, V2_SYMBOLS, "exports-v2", seeds=V2)})
+    assert {r["seed"]: r["holds"] for r in rows if r["seed"] in V2} == dict.fromkeys(V2, True)
+    assert row(rows, "v2-7/8")["checks"] == 3       # two interrupts and the claim
+    assert row(rows, "4/9")["holds"] is None        # the RFC's seeds are not on v2
+
+
+def test_a_v2_seed_without_its_interrupt_rows_does_not_hold():
+    """The interrupt statedump's rows are named by prefix: none at all is missing evidence,
+    and one that disagrees fails the seed."""
+    none = [v for v in V2_GOOD if not v.key.startswith("statedump_irq/")]
+    r = row(seeds.evaluate({"exports-v2": result(none, V2_SYMBOLS, "exports-v2", seeds=V2)}),
+            "v2-7/8")
+    assert r["holds"] is False and r["missing"] == ["exports-v2: lttng:statedump_irq/*"]
+    bad = [replace(v, agreement=False) if v.key == "statedump_irq/4" else v for v in V2_GOOD]
+    r = row(seeds.evaluate({"exports-v2": result(bad, V2_SYMBOLS, "exports-v2", seeds=V2)}),
+            "v2-7/8")
+    assert r["holds"] is False
+
+
+def test_a_v2_claim_that_failed_fails_its_seed():
+    bad = [replace(v, agreement=False) if v.key == "v2-8/8/export/__SCK__kvm_x86_get_exit_info"
+           else v for v in V2_GOOD]
+    rows = seeds.evaluate({"exports-v2": result(bad, V2_SYMBOLS, "exports-v2", seeds=V2)})
+    assert row(rows, "v2-8/8")["holds"] is False and row(rows, "v2-1/8")["holds"] is True
