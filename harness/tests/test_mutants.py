@@ -21,8 +21,12 @@ def test_the_catalogue_has_at_least_20_module_mutants_of_every_kind():
                                         "stale sample", "missing row", "duplicated row",
                                         "wrong flag", "degraded sampler", "wrong unit"}
     series = [m for m in CATALOGUE if m.target == "series"]
-    assert len(series) >= 8 and {m.series for m in series} == {"exports", "kallsyms"}
+    assert len(series) >= 8 and {m.series for m in series} == {"exports", "kallsyms", "v2"}
     assert all(m.kind == "seed" for m in series)
+    # one drift per patch of the v2 series, each run on exports-v2
+    v2 = [m for m in series if m.series == "v2"]
+    assert sorted(m.file[:4] for m in v2) == [f"{i:04d}" for i in range(1, 9)]
+    assert {m.variant for m in v2} == {"exports-v2"}
 
 
 @pytest.mark.parametrize("m", [m for m in CATALOGUE if m.target == "module"],
