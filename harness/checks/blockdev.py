@@ -3,6 +3,10 @@ dev_t and size), and whether each is a whole disk or a partition.
 
 Oracles: sysfs (/sys/class/block) and gdb's own walk of the block class at the
 snapshot.
+
+In the v2 mode the module lists what blk_walk_visible_disks() visits: like
+/proc/partitions it skips a disk without capacity (get_capacity() == 0); such
+a disk, by both oracles' sizes, is expected absent from its list.
 """
 
 from .confusions import pair
@@ -38,10 +42,31 @@ def _part_confusions(truth, name, right, field):
     return {"the disk's for the partition's": pair(right, field(disk))} if disk else {}
 
 
-def compare_blockdev(data, truth):
-    """The module's list (text and memory) against sysfs and gdb's walk of the block class."""
+SKIPPED = "not visited: blk_walk_visible_disks() skips a disk without capacity, as " \
+    "/proc/partitions does"
+
+
+def _empty_disks(data, truth):
+    """The disks both oracles say have no capacity (their partitions go with them)."""
+    sysfs = {b.name for b in data.sysblock if b.whole and b.sectors == 0}
+    gdb = {b.name for b in truth.block_class if b.type == "disk" and b.sectors == 0}
+    empty = sysfs & gdb
+    return empty | {b.name for b in truth.block_class
+                    if b.type == "part" and getattr(disk_of(b.name, truth.block_class), "name",
+                                                    None) in empty}
+
+
+def _skipped(name, row, empty):
+    """A v2 row of a disk without capacity: right when no module source has it."""
+    return name in empty and all(row.get(s) is None for s in (Source.MODULE, Source.MEMORY))
+
+
+def compare_blockdev(data, truth, walk_skips_empty=False):
+    """The module's list (text and memory) against sysfs and gdb's walk of the block class.
+    `walk_skips_empty`: the module lists what blk_walk_visible_disks() visits (v2)."""
     def by_name(rows):
         return {b.name: f"{b.dev} {b.sectors}" for b in rows}
+    empty = _empty_disks(data, truth) if walk_skips_empty else set()
 
     sources = {Source.MODULE: by_name(data.bdev), Source.SYSFS: by_name(data.sysblock),
                Source.MEMORY: by_name(truth.results.bdevs),
@@ -49,6 +74,9 @@ def compare_blockdev(data, truth):
     values = []
     for name in sorted(set().union(*sources.values())):
         row = {src: rows.get(name) for src, rows in sources.items()}
+        if _skipped(name, row, empty):
+            values.append(Check("blockdev", name, row, True, info={"skipped": SKIPPED}))
+            continue
         values.append(Check("blockdev", name, row,
                             row[Source.MODULE] is not None and len(set(row.values())) == 1,
                             info={"confusions": _part_confusions(
@@ -57,7 +85,7 @@ def compare_blockdev(data, truth):
     return values
 
 
-def compare_blockdev_whole(data, truth):
+def compare_blockdev_whole(data, truth, walk_skips_empty=False):
     """Disk or partition: the module's `whole` flag against sysfs (a partition
     has /sys/class/block/X/partition, block/partitions/core.c part_attrs) and
     gdb's walk of the block class (bdev_is_partition(): bd_partno != 0; 6.10+
@@ -65,10 +93,15 @@ def compare_blockdev_whole(data, truth):
     module = {b.name: b.whole for b in data.bdev}
     sysfs = {b.name: b.whole for b in data.sysblock}
     gdb = {b.name: int(b.partno == 0) for b in truth.block_class}
+    empty = _empty_disks(data, truth) if walk_skips_empty else set()
     values = []
     for name in sorted(set(module) | set(sysfs) | set(gdb)):
         row = {Source.MODULE: module.get(name), Source.SYSFS: sysfs.get(name),
                Source.GDB_CLASS: gdb.get(name)}
+        if _skipped(name, row, empty):
+            values.append(Check("blockdev", f"{name}/whole", row, True,
+                                info={"skipped": SKIPPED}, label=f"{name} is a whole disk"))
+            continue
         values.append(Check("blockdev", f"{name}/whole", row,
                             row[Source.MODULE] is not None and len(set(row.values())) == 1,
                             info={"confusions": _part_confusions(

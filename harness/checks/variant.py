@@ -87,11 +87,13 @@ def compare_variant(data, truth, stress_cycles=0, variant=None, ustack_names=Non
     values += pageblock.compare_migratetype(data, truth)
     values += pageblock.compare_pageblock_snapshots(data, truth)
     values += prio.compare_prio_snapshots(data, truth)
-    values += blockdev.compare_blockdev(data, truth)
+    # v2: the module lists what blk_walk_visible_disks() visits
+    v2 = getattr(variant, "module_mode", None) == "v2"
+    values += blockdev.compare_blockdev(data, truth, v2)
     values += ustack.compare_ustack(data, truth, ustack_names)
     values += writeback.compare_writeback(data, truth)
     values += bpf.compare_bpf(data, truth, variant)
-    values += blockdev.compare_blockdev_whole(data, truth)
+    values += blockdev.compare_blockdev_whole(data, truth, v2)
     values += writeback.compare_writeback_states(data, truth)
     values += bpf.compare_bpf_arg13(data, truth)
     values += compare_stress(data, stress_cycles)

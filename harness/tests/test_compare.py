@@ -1,3 +1,4 @@
+from types import SimpleNamespace
 from dataclasses import replace
 
 import pytest
@@ -170,6 +171,31 @@ def test_blockdev_against_sysfs():
                                 TRUTH)
     # the module missed a device (and so gave no `whole` flag for it)
     assert failing(r) == [("blockdev", "ram1"), ("blockdev", "ram1 is a whole disk")]
+
+
+EMPTY_DISK = {"name": "loop0", "type": "disk", "dev": "7:0", "sectors": 0, "partno": 0}
+EMPTY_SYSFS = "sysblock name=loop0 dev=7:0 sectors=0 whole=1"
+
+
+def test_a_disk_without_capacity_is_expected_absent_only_from_the_v2_walk():
+    """blk_walk_visible_disks() skips loop0 (0 sectors): right on v2, a miss elsewhere;
+    a v2 module that skips a disk with capacity is still caught."""
+    truth = dict(TRUTH, block_class=TRUTH["block_class"] + [EMPTY_DISK])
+    v2, exports = SimpleNamespace(module_mode="v2"), SimpleNamespace(module_mode="exports")
+    r = cmp(data(extra=[EMPTY_SYSFS]), truth, variant=v2)
+    assert failing(r) == []
+    (row,) = [x for x in r["values"] if x["label"] == "loop0"]
+    assert row["info"]["skipped"].startswith("not visited") and row["sources"]["module"] is None
+    assert failing(cmp(data(extra=[EMPTY_SYSFS]), truth, variant=exports)) == [
+        ("blockdev", "loop0"), ("blockdev", "loop0 is a whole disk")]
+    # sysfs says loop0 has a capacity: the walk must visit it
+    full = dict(EMPTY_DISK, sectors=2048)
+    r = cmp(data(extra=["sysblock name=loop0 dev=7:0 sectors=2048 whole=1"]),
+            dict(TRUTH, block_class=TRUTH["block_class"] + [full]), variant=v2)
+    assert failing(r) == [("blockdev", "loop0"), ("blockdev", "loop0 is a whole disk")]
+    # one oracle alone saying "empty" is not enough
+    r = cmp(data(extra=["sysblock name=loop0 dev=7:0 sectors=2048 whole=1"]), truth, variant=v2)
+    assert ("blockdev", "loop0") in failing(r)
 
 
 def test_ustack_frames_must_contain_program_addresses_in_order():
