@@ -84,6 +84,8 @@ class Source(StrEnum):
     GDB_IRQ = "gdb irq descriptors"
     FTRACE = "ftrace"
     GUEST_LSMOD = "guest lsmod"
+    LTTNG_BUILD = "lttng build"
+    GUEST_MODPROBE = "guest modprobe"
     GFP_MIGRATETYPE = "gfp_migratetype(gfp_flags)"
     SYMCHECK_AUDIT = "symcheck audit"
     SYMCHECK_CHECK = "symcheck check"

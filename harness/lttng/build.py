@@ -14,7 +14,7 @@ from ..build import cache as cachemod
 from ..errors import HarnessError
 from ..proc import discard, run_logged
 from ..progress import say
-from . import fetch, reuse
+from . import fetch, reuse, treemods
 
 def patches_root():
     """patches/lttng under the patch root (KSYMLAB_PATCHES overrides it, as for the
@@ -177,7 +177,9 @@ def _reuse(out, donor, tree, key):
                  f"{donor.name}: its modules reused, not rebuilt")
 
 
-STAGE_VERSION = "2"     # 2: the tree's modules.builtin & co. beside the modules
+# 2: the tree's modules.builtin & co. beside the modules; 3: the tree modules
+# LTTng's modules depend on (kvm.ko for the kvm-x86 probe) under kernel/
+STAGE_VERSION = "3"
 
 
 def stage(out, tree):
@@ -193,8 +195,14 @@ def stage(out, tree):
     release = kernel_release(tree)
     mods = out / "stage" / "lib" / "modules" / release
     (mods / "extra").mkdir(parents=True)
-    for ko in sorted((out / "ko").glob("*.ko")):
+    kos = sorted((out / "ko").glob("*.ko"))
+    for ko in kos:
         subprocess.run(["strip", "--strip-debug", "-o", str(mods / "extra" / ko.name), str(ko)],
+                       check=True)
+    for rel in treemods.needed(kos, tree.src):
+        dest = mods / "kernel" / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["strip", "--strip-debug", "-o", str(dest), str(Path(tree.src) / rel)],
                        check=True)
     for name in ("modules.builtin", "modules.builtin.modinfo", "modules.order"):
         src = Path(tree.src) / name

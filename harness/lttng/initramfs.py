@@ -17,7 +17,7 @@ from . import guestroot
 INIT = paths.GUEST / "lttng-init"
 APPLETS = ("sh", "mount", "cat", "echo", "sleep", "renice", "stty", "reboot", "uname", "ls",
            "dmesg", "grep", "sed", "mkdir", "awk", "fdisk", "mke2fs", "dd", "sync", "kill",
-           "rm", "mkfifo", "ifconfig", "tar", "base64", "head", "hostname")
+           "rm", "mkfifo", "ifconfig", "tar", "base64", "head", "hostname", "modprobe", "find")
 PROGRAMS = {"sched.c": "/bin/ksymlab-sched", "lttng-ustack.c": "/bin/ksymlab-lttng-ustack",
             "rtwrite.c": "/bin/ksymlab-rtwrite"}
 

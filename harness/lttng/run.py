@@ -14,7 +14,7 @@ from ..checks.model import Check, frozen
 from ..errors import HarnessError
 from ..progress import say
 from . import build as lbuild
-from . import checks, coverage, fetch, guestlines, initramfs, session, symaudit, trace
+from . import checks, coverage, fetch, guestlines, initramfs, kvmprobe, session, symaudit, trace
 
 WHY = {
     "prio": "task_prio is unexported and LTTng finds it only by name",
@@ -70,6 +70,7 @@ def run_lttng(variant, tree, vdir, opts, series=None, kallsyms=None, prio=True):
                     "block_devices": len(truth["block_class"]),
                     "dirty_limit": truth["global_wb_domain"]["dirty_limit"]}
     rows = checks.compare(summary, guest, variant.lttng_lost, WHY, truth)
+    rows += kvmprobe.rows(tree.src, out, guest)
     rows += tuple(symaudit.rows(audit, symchecked, kallsyms, calltypes, variant.lttng_version))
     rows += coverage.rows(out, kallsyms, rows, variant.lttng_lost, variant.lttng_version,
                           variant.lttng_series, symaudit.by_name(audit))

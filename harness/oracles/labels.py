@@ -111,6 +111,10 @@ LABELS.update({
     Source.FTRACE: (SAME_DATA, "global_wb_domain and the same tracepoint call: the kernel's own "
                                "ftrace event beside LTTng's probe, not through LTTng's lookup"),
     Source.GUEST_LSMOD: (SAME_DATA, "the guest's /proc/modules: whether LTTng's kmem probe loaded"),
+    Source.LTTNG_BUILD: (FILE, "nothing at run time: whether LTTng's build made the module "
+                               "(its ko/ directory on the host)"),
+    Source.GUEST_MODPROBE: (CLAIM, "is the loading of the LTTng module itself: the module "
+                                   "loader's answer to modprobe in the guest"),
     Source.GFP_MIGRATETYPE: (EXPECTED, "nothing: the migratetype the allocation's gfp flags ask "
                                        "for, computed on the host from the event's own gfp_flags"),
     Source.GDB_WB_DOMAIN: (MEMORY, "nothing at run time: gdb reads global_wb_domain.dirty_limit "
