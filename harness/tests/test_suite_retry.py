@@ -236,3 +236,20 @@ def test_this_hosts_runner_runs_the_exact_scripts_in_a_retry_directory(monkeypat
     assert row["flagged"] and row["retry"]["stock_result"] == compare.NOT_RUN
     assert "no built tree or LTTng build" in row["reason"]
 
+
+def test_the_run_publishes_the_retried_variants_after_all_first_runs(monkeypatch, tmp_path):
+    from harness import run as harnessrun
+    results = _results({"exports": {(POLL, 2): CUT}})
+    board = harnessrun.Board()
+    for r in results.values():
+        board.publish(r)
+    runner = FakeRunner()
+    monkeypatch.setattr(harnessrun.suiteretry, "local_runner", lambda *a: runner)
+    seconds = harnessrun._suite_retry([], {}, tmp_path, None, board)
+    assert isinstance(seconds, float) and runner.calls == [("exports", (POLL,)),
+                                                           ("stock", (POLL,))]
+    snap = board.snapshot()
+    assert snap["exports"].facts["lttng_suite"]["retry"]["asked"] == [POLL]
+    assert "retry" not in results["exports"].facts["lttng_suite"]     # not mutated
+    rep = assemble.assemble({"run_id": "t"}, snap, list(LINES))
+    assert rep["verdict"] == "pass"
