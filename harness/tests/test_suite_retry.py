@@ -200,8 +200,13 @@ def test_a_point_a_lost_feature_explains_is_not_run_again():
     # beside a flagged point of another script, only that script runs again
     first["kallsyms-6.12"][(POLL, 1)] = CUT
     runner = FakeRunner()
-    retry.phase(_results(first, lost={"kallsyms-6.12": "callstack-user context"}), runner)
+    rep = _report(_results(first, lost={"kallsyms-6.12": "callstack-user context"}), runner)
     assert runner.calls == [("kallsyms-6.12", (POLL,)), ("stock-6.12", (POLL,))]
+    # and it stays explained (its script was not run again: no "could not run" for it)
+    assert [(r["point"].split(" ")[0], r["flagged"], r["explained_by"], "retry" in r)
+            for r in rep["lttng_suite_regressions"]] == [
+        (f"{POLL}:1", False, None, True), (f"{STACK}:1", False, "callstack-user context", False)]
+    assert rep["verdict"] == "pass"
 
 
 def test_a_variant_whose_suite_judged_nothing_is_not_run_again_and_still_fails():
