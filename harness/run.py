@@ -27,7 +27,7 @@ from .build import initramfs, kernel, module, symcheck
 from . import proc, steps as stepnames
 from .report import assemble
 from .lttng import run as lttngrun
-from .lttng.suite import run as suiterun
+from .lttng.suite import retry as suiteretry, run as suiterun
 from .errors import HarnessError
 from .progress import say
 from .guest.qemu import QemuSession
@@ -261,6 +261,19 @@ def variant_result(v, tree, vdir, opts, waived):
                            timings=dict(steps.seconds), values=claims), err
 
 
+def _suite_retry(ready, trees, rundir, opts, board):
+    """The suite's retry phase, once every variant's suite has run (so it never races
+    a first run): each flagged point's script again on its variant and its line's
+    stock (lttng/suite/retry.py), the variants re-published with their retries.
+    Returns its seconds."""
+    t0 = time.monotonic()
+    results = board.snapshot()
+    runner = suiteretry.local_runner(ready, trees, results, rundir, opts)
+    for result in suiteretry.phase(results, runner):
+        board.publish(result)
+    return round(time.monotonic() - t0, 1)
+
+
 def _meta(run_id, opts):
     return {"run_id": run_id, "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "scenario": str(opts.scenario),
@@ -379,6 +392,8 @@ def run(names, opts):
             QemuSession.close_all()       # running guests end, so the workers return
             raise
     timings = {**timings, "guests": round(time.monotonic() - t0, 1), "guest_workers": workers}
+    if opts.lttng_suite:
+        timings["suite_retry"] = _suite_retry(ready, trees, rundir, opts, board)
     meta["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     t0 = time.monotonic()
     write(timings)

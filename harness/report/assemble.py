@@ -313,7 +313,8 @@ def _desc(text):
 
 def _ktap_suite(variant, tests, number, regressions):
     """lttng-tools' points as a subtest of a variant's, one level deeper. Its own
-    result is not ok when a point lost against stock is flagged (compare.py)."""
+    result is not ok when a point lost against stock is flagged (compare.py); a
+    diagnostic line gives each point's retry outcome."""
     lines = ["    KTAP version 1", "    # Subtest: lttng-suite", f"    1..{len(tests)}"]
     for i, t in enumerate(tests, 1):
         if t["result"] == "skip":
@@ -321,7 +322,11 @@ def _ktap_suite(variant, tests, number, regressions):
         else:
             lines.append(f"    {'ok' if t['result'] == 'pass' else 'not ok'} {i} "
                          f"{_desc(t['name'])}")
-    flagged = any(r["flagged"] and r["variant"] == variant for r in regressions)
+    mine = [r for r in regressions if r["variant"] == variant]
+    for r in mine:          # each point run again: its outcome (compare.py)
+        if r.get("retry"):
+            lines.append(f"    # retry {_desc(r['point'])}: {_desc(r['reason'])}")
+    flagged = any(r["flagged"] for r in mine)
     lines.append(f"  {'not ok' if flagged else 'ok'} {number} lttng-suite")
     return lines
 

@@ -336,9 +336,7 @@ def timing_chart(report):
         f'<span class="sw" style="background:{STEP_COLOURS[s]}"></span>{stepnames.label(s)}'
         for s in STEPS) + "</p>")
     out.append(_table(*timings.table(report)))
-    run = report.get("timings") or {}
-    out.append(f"<p>All guests together: {ESC(str(run.get('guests')))} s; the report: "
-               f"{ESC(str(run.get('report')))} s.</p></figure>")
+    out.append(f"<p>{ESC(timings.run_line(report))}</p></figure>")
     return "\n".join(out)
 
 

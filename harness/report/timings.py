@@ -45,6 +45,13 @@ def markdown(report, out):
         mdtables.table(out, *table(report, names[i:i + width]))
     run = report.get("timings") or {}
     if run.get("guests") is not None or run.get("report") is not None:
-        out.append(f"All guests together: {run.get('guests')} s; the report: "
-                   f"{run.get('report')} s.")
+        out.append(run_line(report))
         out.append("")
+
+
+def run_line(report):
+    """The run's own seconds: all guests, the suite's retry phase when it ran, the report."""
+    run = report.get("timings") or {}
+    retry = (f"; the suite's retry phase after them: {run['suite_retry']} s"
+             if run.get("suite_retry") is not None else "")
+    return f"All guests together: {run.get('guests')} s{retry}; the report: {run.get('report')} s."

@@ -52,6 +52,10 @@ def test_report_md_has_a_row_per_step_and_a_column_per_variant():
         "| lttng | 66.0 |  |  |  |",
     ]
     assert "All guests together: 41.0 s; the report: 0.3 s." in md
+    rep = make_report()
+    rep["timings"]["suite_retry"] = 95.2
+    assert ("All guests together: 41.0 s; the suite's retry phase after them: 95.2 s; the "
+            "report: 0.3 s.") in assemble.markdown(rep)
     # a step no variant recorded has no row
     assert "| lttng |" not in assemble.markdown(make_report())
 

@@ -5,6 +5,13 @@ script; then the row is kept, not flagged, and its reason names the feature.
 A suite in which no point passed or skipped (its guest never ran a script, its
 build failed) is a flagged row of its own: it judged nothing.
 
+A flagged point whose script was run again (retry.py: lttng_suite.<variant>.retry
+on the variant and on its stock) counts only when it fails again on the variant
+while it passes on stock; a point that passes on the retry is kept as a flake,
+one that stock fails (or skips) on the retry too as no kernel difference, and a
+retry that could not run the script on either counts, saying so. A variant with
+no retry entry (no retry phase ran) is judged on its first run alone.
+
 Works on report.json's variant entries: `kernel_line`, `role`, `lttng_suite`
 and the lttng-coverage rows (sources.how, sources.feature, info.feature)."""
 
@@ -54,26 +61,90 @@ def explained_by(variant, point_name):
     return None
 
 
-def _failed_here(entry, key):
-    """(failed, reason) of point `key` on a variant's suite entry: its own failed
-    point, or the failure that stood for its whole script (no TAP, the suite step
-    failed), or a point it does not have at all."""
+def _result_here(entry, key):
+    """(result, reason) of point `key` on a variant's suite entry: its own point, or
+    the failure that stood for its whole script (no TAP, the suite step failed), or
+    a failure for a point it does not have at all."""
     tests = entry.get("tests", [])
     mine = [t for t in tests if _key(t["name"]) == key]
     if mine:
         t = mine[0]
-        return t["result"] == "fail", t.get("reason") or ""
+        return t["result"], t.get("reason") or ""
     script = _script(key)
     whole = [t for t in tests if t["result"] == "fail"
              and (_key(t["name"]) in (f"{script}:0", "suite:0"))]
     if whole:
-        return True, whole[0].get("reason") or ""
-    return True, "no such point on this variant"
+        return "fail", whole[0].get("reason") or ""
+    return "fail", "no such point on this variant"
+
+
+def _failed_here(entry, key):
+    result, reason = _result_here(entry, key)
+    return result == "fail", reason
+
+
+NOT_RUN = "not run"     # a retry's result when it could not run the point's script
+
+
+def on_retry(variant, key):
+    """(result, reason) of point `key` in the retry of a report.json variant: pass,
+    skip, fail, or NOT_RUN with why (the script was not asked again there, the
+    retry's suite step failed, no guest came up to run it)."""
+    retry = (variant.get("lttng_suite") or {}).get("retry")
+    script = _script(key)
+    if not retry or script not in retry.get("asked", ()):
+        return NOT_RUN, "the script was not run again there"
+    if retry.get("error"):
+        why = next((t.get("reason") for t in retry.get("tests", []) if t.get("reason")),
+                   retry["error"])
+        return NOT_RUN, why
+    ran = [s for s in retry.get("scripts", []) if s.get("script") == script]
+    if not ran or str(ran[0].get("ended", "")).startswith(NOT_RUN):
+        return NOT_RUN, ran[0]["ended"] if ran else "the retry has no result for the script"
+    return _result_here(retry, key)
+
+
+def _judge(row, variants):
+    """A flagged row judged again by its retry: `flagged`, `reason` ("passed on retry
+    (first: ...)", "failed again on retry: ..."), and `first` and `retry` objects."""
+    variant = variants[row["variant"]]
+    if (not row["flagged"] or row["point"] == "suite"
+            or not (variant.get("lttng_suite") or {}).get("retry")):
+        return row
+    key, base, first = _key(row["point"]), row["baseline"], row["reason"]
+    got, why = on_retry(variant, key)
+    stock_got, stock_why = on_retry(variants[base], key)
+    if got == NOT_RUN:
+        outcome, flagged = "could not run", True
+        text = f"retry could not run on {row['variant']}: {why}"
+    elif got != "fail":
+        outcome, flagged = "flake", False
+        text = "passed on retry" if got == "pass" else f"skipped on retry: {why}"
+    elif stock_got == NOT_RUN:
+        outcome, flagged = "could not run", True
+        text = f"failed again on retry: {why}; retry could not run on {base}: {stock_why}"
+    elif stock_got == "pass":
+        outcome, flagged = "failed again", True
+        text = f"failed again on retry: {why}"
+    else:
+        outcome, flagged = "not a kernel difference", False
+        verb = "fails" if stock_got == "fail" else "skips"
+        text = f"failed again on retry: {why}; {base} {verb} it on retry too: {stock_why}"
+    return {**row, "flagged": flagged, "reason": f"{text} (first: {first})",
+            "first": {"result": "fail", "reason": first},
+            "retry": {"outcome": outcome, "result": got, "reason": why,
+                      "stock_result": stock_got, "stock_reason": stock_why}}
 
 
 def regressions(variants):
+    """first_pass's rows, each flagged one judged again by its retry when it has one."""
+    return [_judge(r, variants) for r in first_pass(variants)]
+
+
+def first_pass(variants):
     """Rows {variant, baseline, point, reason, explained_by, flagged}: every point that
-    passes on the stock variant of a kernel line and fails on another variant of it."""
+    passes on the stock variant of a kernel line and fails on another variant of it,
+    as the first run of each suite has it (the retry phase plans from these)."""
     rows = []
     for name, v in variants.items():
         tests = (v.get("lttng_suite") or {}).get("tests")

@@ -67,6 +67,29 @@ def _fold(bad, unrun):
     return shown, folded
 
 
+def verdict(row):
+    """What a row of compare.regressions is: flagged, explained by a lost feature, or
+    not counted after its retry (flake, not a kernel difference)."""
+    if row["flagged"]:
+        return "flagged"
+    if row.get("explained_by"):
+        return f"explained: {row['explained_by']}"
+    return f"not counted ({(row.get('retry') or {}).get('outcome', 'not flagged')})"
+
+
+def retried(regress):
+    """"N flagged point(s) run again: <outcome> <count>, ..." of the rows that have a
+    retry, or "" when none has."""
+    n = {}
+    for r in regress:
+        if r.get("retry"):
+            n[r["retry"]["outcome"]] = n.get(r["retry"]["outcome"], 0) + 1
+    if not n:
+        return ""
+    return (f"{sum(n.values())} flagged point(s) run again: "
+            + ", ".join(f"{k} {v}" for k, v in sorted(n.items())))
+
+
 def columns(report):
     """Which LTTng release and kernel each column ran."""
     return ", ".join(f"{n} LTTng {e.get('lttng_version')} on {e.get('kernel')}"
@@ -94,10 +117,15 @@ def markdown(report, out):
     if regress:
         out.append(f"{len(regress)} point(s) pass on the line's stock variant and fail here "
                    "(flagged ones fail the run; a lost feature of the coverage table "
-                   "explains the others):")
+                   "explains others; a flagged point's script runs once more on the "
+                   "variant and on stock, and the point counts only if it fails again "
+                   "while stock passes):")
         out.append("")
+        if retried(regress):
+            out.append(retried(regress) + ".")
+            out.append("")
         for r in regress:
-            mark = "**flagged**" if r["flagged"] else f"explained: {r['explained_by']}"
+            mark = "**flagged**" if r["flagged"] else verdict(r)
             out.append(f"- {r['variant']} (vs {r['baseline']}): `{r['point']}`: {mark}; "
                        f"{r['reason']}")
         out.append("")
@@ -128,10 +156,10 @@ def html(report, table_html):
                               [[script, ", ".join(names), why] for script, why, names in unrun]))
     regress = report.get("lttng_suite_regressions") or []
     if regress:
+        again = retried(regress)
         out.append(f"<p>{len(regress)} point(s) pass on the line's stock variant and fail "
-                   "here:</p>")
-        rows = [[r["variant"], r["baseline"], r["point"],
-                 "flagged" if r["flagged"] else f"explained: {r['explained_by']}", r["reason"]]
+                   "here" + (f"; {ESC(again)}" if again else "") + ":</p>")
+        rows = [[r["variant"], r["baseline"], r["point"], verdict(r), r["reason"]]
                 for r in regress]
         out.append(table_html(["variant", "stock", "point", "verdict", "reason"], rows,
                               ["bad" if r["flagged"] else "" for r in regress]))

@@ -19,15 +19,24 @@ from . import guest, rootfs, scripts, tap, tools
 DEFAULT_TIMEOUT = 300       # seconds per script in the guest (`timeout -k 10`)
 
 
-def run_suite(variant, tree, lttng_build_dir, vdir, opts, timeout=DEFAULT_TIMEOUT, only=()):
+def select(found, only=(), exact=False):
+    """The scripts of `found` to run: all when `only` is empty, else those that
+    contain one of `only` (`exact`: those that are one of `only`)."""
+    return [s for s in found if not only or
+            (s in only if exact else any(o in s for o in only))]
+
+
+def run_suite(variant, tree, lttng_build_dir, vdir, opts, timeout=DEFAULT_TIMEOUT, only=(),
+              exact=False):
     """report.json's lttng_suite entry of `variant`; `only`: substrings of the script
-    paths to run (all kernel scripts when empty)."""
+    paths to run (all kernel scripts when empty), whole paths with `exact` (the
+    retry: test_ns_contexts is a substring of test_ns_contexts_change)."""
     t0 = time.monotonic()
     sdir = Path(vdir) / "lttng-suite"
     sdir.mkdir(parents=True, exist_ok=True)
     tree_dir = tools.build(opts.cache)
     found = scripts.kernel_scripts(tree_dir)
-    chosen = [s for s in found if not only or any(o in s for o in only)]
+    chosen = select(found, only, exact)
     if not chosen:
         raise HarnessError("usage", f"--lttng-suite-only {','.join(only)}: no kernel test "
                                     f"script matches (there are {len(found)})")
@@ -71,10 +80,10 @@ def run_suite(variant, tree, lttng_build_dir, vdir, opts, timeout=DEFAULT_TIMEOU
 
 
 def run_or_failure(variant, tree, lttng_build_dir, vdir, opts, timeout=DEFAULT_TIMEOUT,
-                   only=()):
+                   only=(), exact=False):
     """run_suite, with a failed step (no source, a failed build) as one failed point."""
     try:
-        return run_suite(variant, tree, lttng_build_dir, vdir, opts, timeout, only)
+        return run_suite(variant, tree, lttng_build_dir, vdir, opts, timeout, only, exact)
     except HarnessError as err:
         if err.step in ("interrupted", "usage"):
             raise
