@@ -9,7 +9,8 @@ import struct
 import pytest
 
 from harness.checks.confusions import CONFUSIONS, audit
-from harness.lttng import guestlines, kstack, trace
+from harness.checks.model import Check
+from harness.lttng import coverage, guestlines, kstack, trace
 from harness.oracles import labels
 
 TEXT = 0xffffffff81000000
@@ -298,6 +299,17 @@ def test_the_rows_sources_are_labelled_and_confusions_audited(fake):
     assert labels.label("lttng callstack_kernel")[0] == labels.CLAIM
     carried = {n for c in rows.values() for n in (c.info.get("confusions") or {})}
     assert carried and carried <= set(CONFUSIONS["lttng"]), carried - set(CONFUSIONS["lttng"])
+
+
+def test_coverage_reads_the_kstack_rows(tmp_path):
+    (tmp_path / "ko").mkdir()
+    good_ = [Check("lttng", "kstack/chain", {}, True)]
+    bad = [Check("lttng", "kstack/frame2", {}, False)]
+    row = {c.key: c for c in coverage.rows(tmp_path, False, good_)}["stack_trace_save"]
+    assert row.get("feature").startswith("works")
+    row = {c.key: c for c in coverage.rows(tmp_path, False, bad)}["stack_trace_save"]
+    assert row.get("feature").startswith("wrong")
+    assert row.info["feature"] == "callstack-kernel context"
 
 
 def test_the_trace_keeps_the_kernel_stack():
