@@ -26,7 +26,7 @@ FUNCS = [
     ("__traceiter_sys_enter", [("nop", 4), ("raw", b"\xff\xd0", "ret_iter"), ("ret",)]),
     ("__SCT__tp_func_sys_enter", [("jmp", "__traceiter_sys_enter")]),
     ("syscall_trace_enter", [("nop", 6), ("call", "__SCT__tp_func_sys_enter", "ret_tp"),
-                             ("nop", 1), ("ret",)]),
+                             ("nop", 1), ("raw", b"\xff\xd0", "ret_ptrace"), ("ret",)]),
     ("syscall_enter_from_user_mode", [("nop", 2), ("jmp", "syscall_trace_enter")]),
     ("do_syscall_64", [("nop", 3), ("call", "syscall_enter_from_user_mode", "ret_do"),
                        ("nop", 4), ("ret",)]),
@@ -223,8 +223,36 @@ def test_a_frame_after_no_call_fails(fake):
     # unwound, and passes as stale under the guess unwinder
     stray = good(lab)
     stray.insert(3, syms["junk_fn"] + 5)
-    assert "kstack/frame3" in failing(run(fake, stray))
+    rows = run(fake, stray)
+    assert "kstack/frame3" in failing(rows)
+    # the frame whose next frame in is the stray word fails there too: its call is
+    # read against its neighbour, not against the nearest frame that fits
+    assert "kstack/frame4" in failing(rows) and "no frame further in" in \
+        rows["kstack/frame4"].reason
     assert failing(run(fake, stray, "guess")) == []
+
+
+def test_the_chain_must_reach_the_tracepoint(fake):
+    """A chain that leaves syscall_trace_enter by another (indirect) call than the
+    tracepoint's is not the syscall tracepoint's path, though each frame passes."""
+    _, syms, lab = fake
+    rows = run(fake, chain(lab, M1, M2, "ret_ptrace", "ret_do", "ret_entry"), "guess")
+    assert failing(rows) == ["kstack/chain"]
+    assert "tracepoint" in rows["kstack/chain"].reason
+
+
+def test_the_chain_must_pass_do_syscall_64(fake):
+    """chain_problems() on a chain that links the entry to syscall_trace_enter without
+    a do_syscall_64 frame (as a tail call from do_syscall_64 would leave it)."""
+    _, syms, lab = fake
+    mods = guest()["module"]
+    with kstack.Image(fake[0], "orc") as image:
+        frames = [kstack.frame(a, image, 0, mods) for a in good(lab)]
+        for f in frames:
+            f.ok = True
+        assert kstack.chain_problems(frames, image, [4, 3, 2], 2, True) == []
+        assert kstack.chain_problems(frames, image, [4, 2], 2, True) == \
+            ["no do_syscall_64 frame on the chain"]
 
 
 def test_an_indirect_call_is_accepted_and_counted(fake):
@@ -260,6 +288,11 @@ def test_a_frame_in_another_module_fails(fake):
     stack = good(lab)
     stack[0] = MODULE + 0x100010                # other_mod: not LTTng's
     assert "kstack/frame0" in failing(run(fake, stack))
+    # an LTTng frame outward of the tracepoint's call is not the probe's, where
+    # frames are unwound
+    misplaced = chain(lab, M1, "ret_tp", M2, "ret_do", "ret_entry")
+    rows = run(fake, misplaced)
+    assert "kstack/frame2" in failing(rows) and "not LTTng's side" in rows["kstack/frame2"].reason
 
 
 def test_the_kaslr_slide_is_taken_off(fake):
