@@ -102,8 +102,8 @@ SCHEMA = {
     "lttng": ({"patches": (str, True), "kallsyms": (bool, False), "lost": (list, False),
                "version": (str, False)}, False),
 }
-LTTNG_FEATURES = ("prio", "callstack_user", "statedump_block", "writeback", "kmem",
-                  "statedump_irq")
+LTTNG_FEATURES = ("prio", "callstack_user", "callstack_kernel", "statedump_block", "writeback",
+                  "kmem", "statedump_irq")
 
 
 class _File:

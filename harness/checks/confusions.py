@@ -76,6 +76,10 @@ CONFUSIONS = {
                                                 "not the allocation's gfp bits",
         "the neighbouring interrupt's": "interrupt statedump: the chip and actions of the "
                                         "next (or previous) interrupt number",
+        "a user address": "callstack_kernel: the callstack-user value at the same depth for "
+                          "the kernel frame",
+        "one frame more or less": "callstack_kernel shifted by a frame: the function one "
+                                  "frame further in for the one a frame's call enters",
     },
     "symbol": {
         "next symbol": "the address of the next symbol in /proc/kallsyms' address order "

@@ -74,6 +74,8 @@ class Source(StrEnum):
     LTTNG = "lttng"
     LTTNG_PRIO_CONTEXT = "lttng prio context"
     LTTNG_CALLSTACK_USER = "lttng callstack_user"
+    LTTNG_CALLSTACK_KERNEL = "lttng callstack_kernel"
+    VMLINUX_CALL_SITES = "vmlinux call sites"
     LTTNG_STATEDUMP = "lttng statedump"
     LTTNG_LAST_EVENT = "lttng last event before the stop"
     LTTNG_SETHOSTNAME = "lttng syscall_entry_sethostname"

@@ -6,6 +6,8 @@ against oracles that do not go through LTTng:
   prio             task_prio             scenario expected_prio + sched_switch prev_prio
                                          + gdb's task->prio at the quiet point
   callstack_user   stack_trace_save_user the program's own return addresses
+  callstack_kernel stack_trace_save      vmlinux's call sites: each frame a return address
+                                         of the syscall's chain (rows in kstack.py)
   statedump_block  block_class, disk_type sysfs /sys/class/block + /proc/partitions
                                          + gdb's walk of the block class
   writeback        global_wb_domain      the kernel's own ftrace events, same calls;
@@ -30,7 +32,8 @@ from ..checks.model import Check
 from ..checks.ustack import addresses, neighbours, stack_confusions
 from ..oracles.sched_prio import expected_prio
 
-FEATURES = ("prio", "callstack_user", "statedump_block", "writeback", "kmem", "statedump_irq")
+FEATURES = ("prio", "callstack_user", "callstack_kernel", "statedump_block", "writeback", "kmem",
+            "statedump_irq")
 # Event kinds the session must record (each with a count row).
 EXPECTED_EVENTS = {
     "sched_switch": None, "lttng_statedump_process_state": None,

@@ -17,9 +17,8 @@ from ..checks.model import Check
 NAMES = {
     "task_prio": ("prio", "prio context"),
     "stack_trace_save_user": ("callstack_user", "callstack-user context"),
-    # handed over through a variable (func_name), not a literal: lttng-tools'
-    # test_callstack exercises it (the LTTng session does not)
-    "stack_trace_save": (None, "callstack-kernel context"),
+    # handed over through a variable (func_name), not a literal
+    "stack_trace_save": ("callstack_kernel", "callstack-kernel context"),
     "get_pfnblock_flags_mask": ("kmem", "kmem probe (pageblock migratetype)"),
     "global_wb_domain": ("writeback", "writeback dirty_limit/setpoint"),
     "block_class": ("statedump_block", "statedump of block devices"),
@@ -55,9 +54,9 @@ INTERFACES = {
 }
 # A name the modules hand to a resolver that NAMES does not know.
 UNKNOWN = (None, "unknown to ksymlab: no row exercises it")
-# A feature row's key prefix in checks.py.
-FEATURE_ROWS = {"prio": "prio/", "callstack_user": "ustack/", "kmem": "kmem/",
-                "writeback": "writeback/", "statedump_block": "blockdev/",
+# A feature row's key prefix in checks.py (kstack.py for callstack_kernel).
+FEATURE_ROWS = {"prio": "prio/", "callstack_user": "ustack/", "callstack_kernel": "kstack/",
+                "kmem": "kmem/", "writeback": "writeback/", "statedump_block": "blockdev/",
                 "statedump_irq": "statedump_irq/", "kvm": "kvm/"}
 # A feature whose rows say less than "values agree", in words; and why a feature
 # has no rows at all on some builds.

@@ -5,7 +5,7 @@ from ..errors import HarnessError
 
 END = "KSYMLAB-LTTNG-END"
 INTS = {"pid", "tgid", "value", "deadline", "period", "depth", "ret", "idx", "ip", "major",
-        "minor", "added", "available", "irq", "loaded"}
+        "minor", "added", "available", "irq", "loaded", "addr", "size"}
 
 
 def parse(text):

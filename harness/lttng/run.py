@@ -14,11 +14,14 @@ from ..checks.model import Check, frozen
 from ..errors import HarnessError
 from ..progress import say
 from . import build as lbuild
-from . import checks, coverage, fetch, guestlines, initramfs, kvmprobe, session, symaudit, trace
+from . import (checks, coverage, fetch, guestlines, initramfs, kstack, kvmprobe, session,
+               symaudit, trace)
 
 WHY = {
     "prio": "task_prio is unexported and LTTng finds it only by name",
     "callstack_user": "stack_trace_save_user is unexported and LTTng finds it only by name",
+    "callstack_kernel": "LTTng finds stack_trace_save by name (a func_name variable) unless "
+                        "patched to call its GPL export (patches/lttng 0006, 2.13.18/0005)",
     "statedump_block": "block_class and disk_type are unexported",
     "writeback": "global_wb_domain is unexported and not a tracepoint argument",
     "kmem": "get_pfnblock_flags_mask is unexported; the kmem probe refuses to load",
@@ -71,6 +74,9 @@ def run_lttng(variant, tree, vdir, opts, series=None, kallsyms=None, prio=True):
                     "dirty_limit": truth["global_wb_domain"]["dirty_limit"]}
     rows = checks.compare(summary, guest, variant.lttng_lost, WHY, truth)
     rows += kvmprobe.rows(tree.src, out, guest)
+    # the kernel call stack against the built vmlinux's call sites, on the host
+    rows += tuple(kstack.rows_for(summary, guest, variant.lttng_lost, WHY["callstack_kernel"],
+                                  tree.vmlinux, tree.src / ".config"))
     rows += tuple(symaudit.rows(audit, symchecked, kallsyms, calltypes, variant.lttng_version))
     rows += coverage.rows(out, kallsyms, rows, variant.lttng_lost, variant.lttng_version,
                           variant.lttng_series, symaudit.by_name(audit))

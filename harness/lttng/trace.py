@@ -22,6 +22,14 @@ def _int(ev, name):
         return None
 
 
+def _addresses(ev, name):
+    """A callstack context's addresses, None when the event has no such field."""
+    try:
+        return [int(x) for x in ev[name]]
+    except KeyError:
+        return None
+
+
 def new_summary():
     return {"counts": {}, "sched_switch": [], "block": [], "irq": [], "process_state": 0,
             "writeback": {k: [] for k in WRITEBACK}, "page_alloc": [], "getppid": [],
@@ -59,11 +67,11 @@ def add_event(out, name, ev):
         out["page_alloc"].append({"gfp_flags": _int(ev, "gfp_flags"),
                                   "migratetype": _int(ev, "migratetype")})
     elif name == "syscall_entry_getppid":
-        try:
-            stack = [int(x) for x in ev["callstack_user"]]
-        except KeyError:
-            stack = None
-        out["getppid"].append({"tid": _int(ev, "tid"), "stack": stack})
+        # stack: callstack-user; kstack: callstack-kernel, innermost frame first (a
+        # summary written before the kernel context has no kstack: read it with .get)
+        out["getppid"].append({"tid": _int(ev, "tid"),
+                               "stack": _addresses(ev, "callstack_user"),
+                               "kstack": _addresses(ev, "callstack_kernel")})
 
 
 def summarize(trace_dir):

@@ -89,6 +89,13 @@ LABELS.update({
     Source.LTTNG_PRIO_CONTEXT: (CLAIM, "is LTTng: its prio context, task_prio() as LTTng found it"),
     Source.LTTNG_CALLSTACK_USER: (CLAIM, "is LTTng: its callstack-user context, "
                                          "stack_trace_save_user() as LTTng found it"),
+    Source.LTTNG_CALLSTACK_KERNEL: (CLAIM, "is LTTng: its callstack-kernel context, "
+                                           "stack_trace_save() as LTTng called it (its export "
+                                           "or found by name)"),
+    Source.VMLINUX_CALL_SITES: (FILE, "nothing at run time: the host reads the built vmlinux "
+                                      "(symbol table, the instruction before each return "
+                                      "address and where that call goes); it does not run "
+                                      "the kernel's unwinder"),
     Source.LTTNG_STATEDUMP: (CLAIM, "is LTTng: its block device statedump, a walk of block_class "
                                     "and disk_type as LTTng found them"),
     Source.LTTNG_LAST_EVENT: (CLAIM, "is LTTng: the dirty limit its last writeback event before "
@@ -110,7 +117,9 @@ LABELS.update({
                              "(6.1) or sparse_irqs (6.12) itself"),
     Source.FTRACE: (SAME_DATA, "global_wb_domain and the same tracepoint call: the kernel's own "
                                "ftrace event beside LTTng's probe, not through LTTng's lookup"),
-    Source.GUEST_LSMOD: (SAME_DATA, "the guest's /proc/modules: whether LTTng's kmem probe loaded"),
+    Source.GUEST_LSMOD: (SAME_DATA, "the guest's /proc/modules: whether LTTng's kmem probe "
+                                    "loaded (and its kvm-x86 probe), and which module a kernel "
+                                    "frame lies in"),
     Source.LTTNG_BUILD: (FILE, "nothing at run time: whether LTTng's build made the module "
                                "(its ko/ directory on the host)"),
     Source.GUEST_MODPROBE: (CLAIM, "is the loading of the LTTng module itself: the module "
