@@ -103,7 +103,7 @@ SCHEMA = {
                "version": (str, False)}, False),
 }
 LTTNG_FEATURES = ("prio", "callstack_user", "callstack_kernel", "statedump_block", "writeback",
-                  "kmem", "statedump_irq")
+                  "kmem", "statedump_irq", "uprobe", "splice")
 
 
 class _File:

@@ -80,6 +80,10 @@ CONFUSIONS = {
                           "the kernel frame",
         "one frame more or less": "callstack_kernel shifted by a frame: the function one "
                                   "frame further in for the one a frame's call enters",
+        "the neighbouring function's": "userspace probe: the address of level1() for "
+                                       "level2()'s",
+        "the trap's ip (one byte on)": "userspace probe: the ip after the breakpoint, not "
+                                       "rewound to the probed address",
     },
     "symbol": {
         "next symbol": "the address of the next symbol in /proc/kallsyms' address order "

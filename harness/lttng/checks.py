@@ -8,6 +8,10 @@ against oracles that do not go through LTTng:
   callstack_user   stack_trace_save_user the program's own return addresses
   callstack_kernel stack_trace_save      vmlinux's call sites: each frame a return address
                                          of the syscall's chain (rows in kstack.py)
+  uprobe           uprobe_register       the program's .symtab (nm): level2's address, once
+                                         (rows in uprobe.py)
+  splice           splice_to_pipe        every channel splices and the trace has its events
+                                         (rows in splice.py)
   statedump_block  block_class, disk_type sysfs /sys/class/block + /proc/partitions
                                          + gdb's walk of the block class
   writeback        global_wb_domain      the kernel's own ftrace events, same calls;
@@ -33,7 +37,7 @@ from ..checks.ustack import addresses, neighbours, stack_confusions
 from ..oracles.sched_prio import expected_prio
 
 FEATURES = ("prio", "callstack_user", "callstack_kernel", "statedump_block", "writeback", "kmem",
-            "statedump_irq")
+            "statedump_irq", "uprobe", "splice")
 # Event kinds the session must record (each with a count row).
 EXPECTED_EVENTS = {
     "sched_switch": None, "lttng_statedump_process_state": None,

@@ -24,11 +24,11 @@ NAMES = {
     "block_class": ("statedump_block", "statedump of block devices"),
     "disk_type": ("statedump_block", "statedump of block devices"),
     "irq_to_desc": ("statedump_irq", "statedump of interrupts"),
-    "splice_to_pipe": (None, "splice of ring buffer to pipe"),
+    "splice_to_pipe": ("splice", "splice of ring buffer to pipe"),
     "__vmalloc_node_range": (None, "NUMA-aware buffer allocation"),
     "tracepoint_module_notify": (None, "module tracepoints on < 3.15 with signing"),
-    "uprobe_register": (None, "userspace probes"),
-    "uprobe_unregister": (None, "userspace probes"),
+    "uprobe_register": ("uprobe", "userspace probes"),
+    "uprobe_unregister": ("uprobe", "userspace probes"),
     "kvm_x86_ops": ("kvm", "kvm probe fields"),
     "vmalloc_sync_mappings": (None, "vmalloc sync (< 5.8)"),
     "vmalloc_sync_all": (None, "vmalloc sync (< 5.8)"),
@@ -57,7 +57,8 @@ UNKNOWN = (None, "unknown to ksymlab: no row exercises it")
 # A feature row's key prefix in checks.py (kstack.py for callstack_kernel).
 FEATURE_ROWS = {"prio": "prio/", "callstack_user": "ustack/", "callstack_kernel": "kstack/",
                 "kmem": "kmem/", "writeback": "writeback/", "statedump_block": "blockdev/",
-                "statedump_irq": "statedump_irq/", "kvm": "kvm/"}
+                "statedump_irq": "statedump_irq/", "kvm": "kvm/", "uprobe": "uprobe/",
+                "splice": "splice/"}
 # A feature whose rows say less than "values agree", in words; and why a feature
 # has no rows at all on some builds.
 WORKS = {"kvm": "the probe loads (no kvm_exit fires in a TCG guest: no VMX)"}

@@ -15,7 +15,8 @@ from ..errors import HarnessError
 from ..progress import say
 from . import build as lbuild
 from . import (checks, coverage, fetch, guestlines, initramfs, kstack, kvmprobe, session,
-               symaudit, trace)
+               splice, symaudit, trace, uprobe)
+from ..build import initramfs as guestbuild
 
 WHY = {
     "prio": "task_prio is unexported and LTTng finds it only by name",
@@ -26,6 +27,8 @@ WHY = {
     "writeback": "global_wb_domain is unexported and not a tracepoint argument",
     "kmem": "get_pfnblock_flags_mask is unexported; the kmem probe refuses to load",
     "statedump_irq": "irq_to_desc is restricted for modules since 5.11 (64a1b95bb9fe)",
+    "uprobe": "LTTng finds uprobe_register by name where the kernel does not export it",
+    "splice": "LTTng finds splice_to_pipe by name where the kernel does not export it",
 }
 
 
@@ -74,6 +77,10 @@ def run_lttng(variant, tree, vdir, opts, series=None, kallsyms=None, prio=True):
                     "dirty_limit": truth["global_wb_domain"]["dirty_limit"]}
     rows = checks.compare(summary, guest, variant.lttng_lost, WHY, truth)
     rows += kvmprobe.rows(tree.src, out, guest)
+    program = guestbuild.build_guest_program("lttng-ustack.c", opts.cache)
+    rows += tuple(uprobe.rows(summary, guest, uprobe.functions(program), variant.lttng_lost,
+                              WHY["uprobe"]))
+    rows += tuple(splice.rows(summary, guest, variant.lttng_lost, WHY["splice"]))
     # the kernel call stack against the built vmlinux's call sites, on the host
     rows += tuple(kstack.rows_for(summary, guest, variant.lttng_lost, WHY["callstack_kernel"],
                                   tree.vmlinux, tree.src / ".config"))

@@ -8,6 +8,8 @@ from ..errors import HarnessError
 
 # The events whose values are checked; every other event is only counted.
 WRITEBACK = ("writeback_global_dirty_state", "writeback_balance_dirty_pages")
+# The userspace probe lttng-init puts on the ustack program's level2() (uprobe.py).
+UPROBE_EVENT = "ksymlab_uprobe_level2"
 # The event that marks where gdb stopped the guest (harness/lttng/gdbstop.py).
 STOP_EVENT = "syscall_entry_sethostname"
 WB_FIELDS = {"writeback_global_dirty_state": ("dirty_limit", "background_thresh",
@@ -33,6 +35,7 @@ def _addresses(ev, name):
 def new_summary():
     return {"counts": {}, "sched_switch": [], "block": [], "irq": [], "process_state": 0,
             "writeback": {k: [] for k in WRITEBACK}, "page_alloc": [], "getppid": [],
+            "uprobe": [],
             "discarded": 0, "stops": [], "last_writeback": None}
 
 
@@ -66,6 +69,8 @@ def add_event(out, name, ev):
     elif name == "kmem_mm_page_alloc":
         out["page_alloc"].append({"gfp_flags": _int(ev, "gfp_flags"),
                                   "migratetype": _int(ev, "migratetype")})
+    elif name == UPROBE_EVENT:
+        out.setdefault("uprobe", []).append({"tid": _int(ev, "tid"), "ip": _int(ev, "ip")})
     elif name == "syscall_entry_getppid":
         # stack: callstack-user; kstack: callstack-kernel, innermost frame first (a
         # summary written before the kernel context has no kstack: read it with .get)

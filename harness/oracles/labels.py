@@ -120,6 +120,12 @@ LABELS.update({
     Source.GUEST_LSMOD: (SAME_DATA, "the guest's /proc/modules: whether LTTng's kmem probe "
                                     "loaded (and its kvm-x86 probe), and which module a kernel "
                                     "frame lies in"),
+    Source.LTTNG_UPROBE: (CLAIM, "is LTTng: its userspace probe's events (uprobe_register() as "
+                                 "LTTng found it) and their ip"),
+    Source.PROGRAM_SYMBOLS: (SAME_DATA, "the program's .symtab, which sessiond reads too in the "
+                                        "guest with its own ELF reader; here binutils' nm on "
+                                        "the host"),
+    Source.LTTNG_LIST: (CLAIM, "is LTTng: the output mode sessiond gives each channel"),
     Source.LTTNG_BUILD: (FILE, "nothing at run time: whether LTTng's build made the module "
                                "(its ko/ directory on the host)"),
     Source.GUEST_MODPROBE: (CLAIM, "is the loading of the LTTng module itself: the module "

@@ -53,8 +53,9 @@ def test_the_6_12_lttng_run_passes(lttng_612_run):
         # every LTTng row names the release it judged
         assert {c.info.get("lttng_version") for c in rows} == {"2.13.18"}
         keys = {c.key for c in rows if c.kind == "lttng"}
-        for prefix in ("prio/", "ustack/depth", "ustack/stack", "kstack/chain", "blockdev/",
-                       "writeback/", "kmem/", "gdb/stop", "symcheck/by-name/", "symcheck/check"):
+        for prefix in ("prio/", "ustack/depth", "ustack/stack", "kstack/chain", "uprobe/level2",
+                       "splice/output", "blockdev/", "writeback/", "kmem/", "gdb/stop",
+                       "symcheck/by-name/", "symcheck/check"):
             assert any(k.startswith(prefix) for k in keys), (name, prefix)
         assert v["lttng"]["events"]["sched_switch"] > 0
         # the guest booted 6.12 and loaded LTTng 2.13.18's modules

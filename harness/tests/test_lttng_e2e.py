@@ -46,8 +46,9 @@ def test_lttng_comparison_passes(lttng_run):
     assert bad == [], bad
     # every wrapped feature the session covers left evidence
     keys = {c.key for c in rows}
-    for prefix in ("prio/", "ustack/depth", "ustack/stack", "kstack/chain", "blockdev/",
-                   "writeback/", "kmem/", "gdb/stop", "symcheck/by-name/", "symcheck/check"):
+    for prefix in ("prio/", "ustack/depth", "ustack/stack", "kstack/chain", "uprobe/level2",
+                   "splice/output", "blockdev/", "writeback/", "kmem/", "gdb/stop",
+                   "symcheck/by-name/", "symcheck/check"):
         assert any(k.startswith(prefix) for k in keys), prefix
     assert facts["events"]["sched_switch"] > 0
 
