@@ -61,7 +61,7 @@ FTRACE_FIELDS = {
 }
 
 
-def _lost_row(kind_key, feature, present, right, lost, why, sources, info=None):
+def lost_row(kind_key, feature, present, right, lost, why, sources, info=None):
     """The verdict of one feature row under the expectation."""
     kind, key = kind_key
     if feature in lost:
@@ -115,12 +115,12 @@ def prio_rows(summary, guest, lost, why, truth=None):
             rows.append(Check("lttng", key, sources, False, info,
                               "no sched_switch of this task in the trace"))
             continue
-        rows.append(_lost_row(("lttng", key), "prio", bool(ctx), right, lost, why, sources,
+        rows.append(lost_row(("lttng", key), "prio", bool(ctx), right, lost, why, sources,
                               info))
     if not guest.get("task"):
         rows.append(Check("lttng", "prio/tasks", {"guest": None}, False, {},
                           "the guest listed no scenario task"))
-    rows.append(_lost_row(("lttng", "feature/prio"), "prio", present, present, lost, why,
+    rows.append(lost_row(("lttng", "feature/prio"), "prio", present, present, lost, why,
                           {"lttng": "context recorded" if present else None}))
     return rows
 
@@ -143,7 +143,7 @@ def ustack_rows(summary, guest, lost, why):
         got = stack[e["depth"]] if len(stack) > e["depth"] else None
         sources = {"program": f"{e['ret']:#x}",
                    "lttng callstack_user": f"{got:#x}" if got is not None else None}
-        rows.append(_lost_row(("lttng", f"ustack/depth{e['depth']}"), "callstack_user",
+        rows.append(lost_row(("lttng", f"ustack/depth{e['depth']}"), "callstack_user",
                               present, got == e["ret"], lost, why, sources,
                               {"pid": pid, "frames": len(stack), "events": len(events),
                                "confusions": neighbours(walk, e["ret"])}))
@@ -153,7 +153,7 @@ def ustack_rows(summary, guest, lost, why):
     tgid = expect[0].get("tgid")
     sources = {"program_walk": addresses(walk) or None,
                "lttng callstack_user": addresses(stack) or None}
-    row = _lost_row(("lttng", "ustack/stack"), "callstack_user", present,
+    row = lost_row(("lttng", "ustack/stack"), "callstack_user", present,
                     bool(walk) and stack == walk and tgid is not None and tgid != pid,
                     lost, why, sources, {"pid": pid, "tgid": tgid, "frames": len(stack),
                                          "walked": len(walk),
@@ -188,7 +188,7 @@ def block_rows(summary, guest, lost, why, truth=None):
                    "/proc/partitions": parts.get(name), "gdb_class": walked.get(name)}
         right = traced.get(name) == sysfs.get(name) == parts.get(name) == \
             walked.get(name) is not None
-        rows.append(_lost_row(("lttng", f"blockdev/{name}"), "statedump_block", present,
+        rows.append(lost_row(("lttng", f"blockdev/{name}"), "statedump_block", present,
                               right, lost, why, sources,
                               {"confusions": _statedump_confusions(walk, walked, name)}))
     return rows
@@ -243,7 +243,7 @@ def irq_rows(summary, guest, lost, why, truth=None):
         confusions = {"the neighbouring interrupt's": pair(_irq_text(g),
                                                           _irq_text(walked.get(other)))} \
             if g and walked.get(other) else {}
-        rows.append(_lost_row(("lttng", f"statedump_irq/{irq}"), "statedump_irq", bool(traced),
+        rows.append(lost_row(("lttng", f"statedump_irq/{irq}"), "statedump_irq", bool(traced),
                               right, lost, why, sources, {"confusions": confusions}))
     return rows
 
@@ -278,7 +278,7 @@ def writeback_rows(summary, guest, lost, why):
             continue
         # A dirty limit of 0 is what LTTng records when global_wb_domain is not found.
         present = bool(ours) and any(limits)
-        rows.append(_lost_row(("lttng", key), "writeback", present, at is not None, lost, why,
+        rows.append(lost_row(("lttng", key), "writeback", present, at is not None, lost, why,
                               sources, info))
     return rows
 
@@ -347,7 +347,7 @@ def gdb_rows(summary, truth, lost, why):
         sources = {"lttng last event before the stop": value, "gdb_wb_domain": gdb_limit}
         info = {"event": event, "index": index}
         # A limit of 0 is what LTTng records when global_wb_domain is not found.
-        rows.append(_lost_row(("lttng", key), "writeback", bool(value),
+        rows.append(lost_row(("lttng", key), "writeback", bool(value),
                               value is not None and value == gdb_limit, lost, why, sources,
                               info))
     return rows
@@ -365,9 +365,9 @@ def kmem_rows(summary, guest, lost, why):
     confusions = {"one migratetype for every allocation": pair(types, types[:1])} \
         if types else {}
     return [
-        _lost_row(("lttng", "kmem/probe-loaded"), "kmem", loaded, loaded, lost, why,
+        lost_row(("lttng", "kmem/probe-loaded"), "kmem", loaded, loaded, lost, why,
                   {"guest lsmod": loaded}),
-        _lost_row(("lttng", "kmem/migratetype"), "kmem", bool(allocs), not bad and bool(allocs),
+        lost_row(("lttng", "kmem/migratetype"), "kmem", bool(allocs), not bad and bool(allocs),
                   lost, why, sources, {"first_wrong": bad[:3], "confusions": confusions}),
     ]
 

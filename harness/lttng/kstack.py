@@ -37,7 +37,7 @@ from ..checks.confusions import pair
 from ..checks.enums import Source
 from ..checks.model import Check, hex_text
 from ..errors import HarnessError
-from .checks import _lost_row
+from .checks import lost_row
 
 FEATURE = "callstack_kernel"
 RECORDER = "stack_trace_save"
@@ -387,7 +387,7 @@ def rows(summary, guest, lost, why, image):
     if added:
         info["add_context"] = "failed in the guest"
     if not present:
-        return [_lost_row(("lttng", "kstack/chain"), FEATURE, False, False, lost, why,
+        return [lost_row(("lttng", "kstack/chain"), FEATURE, False, False, lost, why,
                           {Source.LTTNG_CALLSTACK_KERNEL: None,
                            Source.VMLINUX_CALL_SITES: None}, info)]
     stack = list(recorded[0]["kstack"])
@@ -396,7 +396,7 @@ def rows(summary, guest, lost, why, image):
     slide, bad_slide = slide_of(guest, image)
     info["slide"] = hex_text(slide)
     if bad_slide:
-        return [_lost_row(("lttng", "kstack/chain"), FEATURE, True, False, lost, why,
+        return [lost_row(("lttng", "kstack/chain"), FEATURE, True, False, lost, why,
                           {Source.LTTNG_CALLSTACK_KERNEL: " ".join(map(hex_text, stack)),
                            Source.VMLINUX_CALL_SITES: None}, dict(info, problem=bad_slide))]
     reliable = image.unwinder in RELIABLE or image.unwinder is None
@@ -409,7 +409,7 @@ def rows(summary, guest, lost, why, image):
                    Source.VMLINUX_CALL_SITES: f.text}
         if f.where == "module":
             sources[Source.GUEST_LSMOD] = f.module
-        row = _lost_row(("lttng", f"kstack/frame{i}"), FEATURE, True, f.ok, lost, why, sources,
+        row = lost_row(("lttng", f"kstack/frame{i}"), FEATURE, True, f.ok, lost, why, sources,
                         {"where": f.where, "call": (f.call or [None])[0], "on_chain": i in chain,
                          "confusions": _confusions(image, frames, i, user)})
         out.append(row if f.ok or row.reason else Check(row.kind, row.key, row.sources, False,
@@ -426,7 +426,7 @@ def rows(summary, guest, lost, why, image):
                                         for f in frames), "problems": problems})
     sources = {Source.LTTNG_CALLSTACK_KERNEL: " ".join(hex_text(f.addr) for f in frames),
                Source.VMLINUX_CALL_SITES: " > ".join(frames[i].name for i in chain) or None}
-    row = _lost_row(("lttng", "kstack/chain"), FEATURE, True, not problems, lost, why,
+    row = lost_row(("lttng", "kstack/chain"), FEATURE, True, not problems, lost, why,
                     sources, info)
     out.append(row if not problems or row.reason else
                Check(row.kind, row.key, row.sources, False, row.info, "; ".join(problems)))

@@ -18,5 +18,5 @@ def rows(summary, guest, lost, why):
     sources = {Source.LTTNG_LIST: " ".join(modes) or None,
                Source.LTTNG: f"{events} events, {summary.get('discarded', 0)} discarded"}
     right = modes == ["SPLICE"] * CHANNELS and events > 0 and not summary.get("discarded")
-    return [checks._lost_row(("lttng", "splice/output"), "splice", events > 0, right, lost, why,
+    return [checks.lost_row(("lttng", "splice/output"), "splice", events > 0, right, lost, why,
                              sources, {"channels": len(modes)})]

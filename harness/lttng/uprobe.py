@@ -47,5 +47,5 @@ def rows(summary, guest, syms, lost, why):
             "confusions": {
                 "the neighbouring function's": pair(want, neighbours[0] if neighbours else None),
                 "the trap's ip (one byte on)": pair(want, want + 1 if want is not None else None)}}
-    return [checks._lost_row(("lttng", f"uprobe/{FUNCTION}"), "uprobe", bool(events), right,
+    return [checks.lost_row(("lttng", f"uprobe/{FUNCTION}"), "uprobe", bool(events), right,
                              lost, why, sources, info)]
