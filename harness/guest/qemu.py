@@ -146,6 +146,10 @@ class QemuSession:
             "console=ttyS0",                        # the console is QEMU's stdio (console_args)
             "" if self.kaslr else "nokaslr",        # KASLR on: harness/guest/kaslr.py's slide
             "panic=-1",                             # a panic resets at once; QEMU then exits
+            # check_timer() counts timer ticks over a busy-wait: a TCG guest on a loaded
+            # host misses them and panics ("IO-APIC + timer doesn't work!"), as an empty-
+            # cache `make run` racing other builds did; the check means nothing under QEMU
+            "no_timer_check",
             RAMDISK_APPEND,
             KASLR_MEMORY_STATES_APPEND if self.kaslr else MEMORY_STATES_APPEND,
             VMCOREINFO_APPEND, self.extra_append]
