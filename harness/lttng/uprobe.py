@@ -37,8 +37,7 @@ def rows(summary, guest, syms, lost, why):
     refused = any(c.get("name") == "uprobe" and c.get("added") == 0
                   for c in guest.get("context", []))
     ips = sorted({e["ip"] for e in mine if e["ip"] is not None})
-    got = f"{ips[0]:#x} x{len(mine)}" if len(ips) == 1 else \
-        (" ".join(f"{i:#x}" for i in ips) + f" x{len(mine)}" if mine else None)
+    got = " ".join(f"{i:#x}" for i in ips) + f" x{len(mine)}" if mine else None
     sources = {Source.LTTNG_UPROBE: got,
                Source.PROGRAM_SYMBOLS: f"{want:#x} x1" if want is not None else None}
     right = want is not None and ips == [want] and len(mine) == 1 == len(events)
