@@ -150,6 +150,11 @@ class QemuSession:
             # host misses them and panics ("IO-APIC + timer doesn't work!"), as an empty-
             # cache `make run` racing other builds did; the check means nothing under QEMU
             "no_timer_check",
+            # the same starved ticks make jiffies run slow, so the clocksource watchdog
+            # takes TCG's TSC (the host's clock) for unstable and falls back to jiffies:
+            # 4 ms timestamps, and lttng-tools' test_clock_override:21 (100 events, more
+            # than one timestamp) failed twice in a row on one variant by chance
+            "tsc=reliable",
             RAMDISK_APPEND,
             KASLR_MEMORY_STATES_APPEND if self.kaslr else MEMORY_STATES_APPEND,
             VMCOREINFO_APPEND, self.extra_append]
