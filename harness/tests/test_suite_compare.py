@@ -1,7 +1,8 @@
 """The suite's comparison rule (harness/lttng/suite/compare.py) on doctored reports:
 a point that passes on a line's stock variant and fails on exports fails the run;
 a lost feature of the coverage table explains it; another line's stock is no
-baseline; a cut-short stream on exports still counts against stock's points."""
+baseline; a cut-short stream on exports still counts against stock's points,
+unless stock's run of that script was cut short too."""
 
 from harness.lttng.suite import compare
 from harness.report import assemble
@@ -73,6 +74,38 @@ def test_a_stream_cut_short_on_exports_counts_against_stocks_passing_points():
         ("regression/kernel/test_event_basic:2", True),
         ("regression/kernel/test_callstack:1", True)]
     assert rows[1]["reason"] == "not run: guest panic"
+
+
+def test_a_cut_on_exports_where_stock_is_cut_short_too_is_kept_not_flagged():
+    """The state of the six-variant run: every guest hangs in clear/test_kernel, stock's
+    at point 3 and exports' at point 2, so stock's point 2 passed and exports' did not."""
+    hang = "TAP stream cut short: guest hang: {}: no console output for 180 s"
+    clear = "regression/tools/clear/test_kernel"
+    stock = STOCK_TESTS + [_t(f"{clear}:1 Create", "pass"), _t(f"{clear}:2 Rotate", "pass"),
+                           _t(f"{clear}:3 (not run)", "fail", hang.format("stock"))]
+    exports = STOCK_TESTS + [_t(f"{clear}:1 Create", "pass"),
+                             _t(f"{clear}:2 (not run)", "fail", hang.format("exports")),
+                             _t(f"{clear}:3 (not run)", "fail", hang.format("exports"))]
+    v = {"stock": _variant("stock", "6.1", stock), "exports": _variant("exports", "6.1", exports)}
+    rows = compare.regressions(v)
+    assert [(r["point"], r["flagged"]) for r in rows] == [(f"{clear}:2 Rotate", False)]
+    assert rows[0]["reason"].startswith(
+        "not a kernel difference: stock's run of the script was cut short too "
+        "(guest hang: stock: no console output for 180 s); TAP stream cut short: guest hang: "
+        "exports")
+    assert assemble.overall_verdict(v, [], [], rows) == "pass"
+    # stock cut short in another script is no excuse; nor is a plain failure here
+    other = stock[:-1] + [_t(f"{clear}:3 Clear", "pass"),
+                          _t("regression/tools/snapshots/test_kernel:1 (not run)", "fail",
+                             hang.format("stock"))]
+    rows = compare.regressions({"stock": _variant("stock", "6.1", other),
+                                "exports": _variant("exports", "6.1", exports)})
+    assert [(r["point"], r["flagged"]) for r in rows] == [(f"{clear}:2 Rotate", True),
+                                                          (f"{clear}:3 Clear", True)]
+    failed = exports[:-2] + [_t(f"{clear}:2 Rotate", "fail", "exit 1")]
+    rows = compare.regressions({"stock": _variant("stock", "6.1", stock),
+                                "exports": _variant("exports", "6.1", failed)})
+    assert [(r["point"], r["flagged"]) for r in rows] == [(f"{clear}:2 Rotate", True)]
 
 
 def test_a_failed_suite_step_loses_every_point_and_a_skip_is_not_a_loss():

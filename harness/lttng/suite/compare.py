@@ -5,6 +5,10 @@ script; then the row is kept, not flagged, and its reason names the feature.
 A suite in which no point passed or skipped (its guest never ran a script, its
 build failed) is a flagged row of its own: it judged nothing.
 
+A point the variant lost to a cut-short TAP stream (its guest hung or oopsed)
+in a script whose run on stock was cut short too is kept, not flagged: both
+kernels stop in that script, and where is timing.
+
 A flagged point whose script was run again (retry.py: lttng_suite.<variant>.retry
 on the variant and on its stock) counts only when it fails again on the variant
 while it passes on stock; a point that passes on the retry is kept as a flake,
@@ -50,6 +54,23 @@ def _key(point_name):
     """"script:N": a point's identity (its description may be missing on a variant
     whose stream was cut short)."""
     return point_name.split(" ", 1)[0]
+
+
+CUT = "TAP stream cut short"
+
+
+def cut_on_both(variant_entry, stock_entry, key, reason):
+    """The reason stock's own run of the point's script was cut short too, when the
+    variant lost the point to a cut stream: both guests stopped answering (a hang,
+    an oops) in one script, and where the silence fell is timing, not the kernel
+    (clear/test_kernel, snapshots/test_kernel and test_notification_multi_app hang
+    every variant, stock included, at a different point each run). None otherwise."""
+    if not reason.startswith(CUT):
+        return None
+    script = _script(key)
+    cut = [t for t in stock_entry.get("tests", [])
+           if _script(t["name"]) == script and str(t.get("reason", "")).startswith(CUT)]
+    return cut[0]["reason"] if cut else None
 
 
 def explained_by(variant, point_name):
@@ -167,9 +188,14 @@ def first_pass(variants):
             if not failed:
                 continue
             feature = explained_by(v, point)
+            both = cut_on_both(v["lttng_suite"], variants[base]["lttng_suite"],
+                               _key(point), reason)
             if feature:
                 reason = f"lost feature: {feature} (coverage table); {reason}".rstrip("; ")
+            elif both:
+                reason = (f"not a kernel difference: {base}'s run of the script was cut "
+                          f"short too ({both[len(CUT) + 2:]}); {reason}")
             rows.append({"variant": name, "baseline": base, "point": point,
                          "reason": reason, "explained_by": feature,
-                         "flagged": feature is None})
+                         "flagged": feature is None and both is None})
     return rows
