@@ -19,6 +19,8 @@ no retry entry (no retry phase ran) is judged on its first run alone.
 Works on report.json's variant entries: `kernel_line`, `role`, `lttng_suite`
 and the lttng-coverage rows (sources.how, sources.feature, info.feature)."""
 
+from .tap import CUT_SHORT
+
 # An LTTng feature (coverage.NAMES' words) -> the suite scripts (path prefixes
 # under tests/) whose points depend on it.
 SERVES = {
@@ -56,21 +58,27 @@ def _key(point_name):
     return point_name.split(" ", 1)[0]
 
 
-CUT = "TAP stream cut short"
+def points(entry):
+    """A suite entry's points by key ("script:N"), the first of each key: indexed once,
+    as every stock point is looked up on each variant."""
+    out = {}
+    for t in entry.get("tests", []):
+        out.setdefault(_key(t["name"]), t)
+    return out
 
 
-def cut_on_both(variant_entry, stock_entry, key, reason):
-    """The reason stock's own run of the point's script was cut short too, when the
-    variant lost the point to a cut stream: both guests stopped answering (a hang,
-    an oops) in one script, and where the silence fell is timing, not the kernel
+def cut_scripts(entry):
+    """script -> how its stream was cut short, for each script of a suite entry whose
+    TAP stream a hang or an oops cut short. Where a variant's and stock's guests both
+    stopped answering in one script, where the silence fell is timing, not the kernel
     (clear/test_kernel, snapshots/test_kernel and test_notification_multi_app hang
-    every variant, stock included, at a different point each run). None otherwise."""
-    if not reason.startswith(CUT):
-        return None
-    script = _script(key)
-    cut = [t for t in stock_entry.get("tests", [])
-           if _script(t["name"]) == script and str(t.get("reason", "")).startswith(CUT)]
-    return cut[0]["reason"] if cut else None
+    every variant, stock included, at a different point each run)."""
+    out = {}
+    for t in entry.get("tests", []):
+        reason = str(t.get("reason", ""))
+        if reason.startswith(CUT_SHORT):
+            out.setdefault(_script(t["name"]), reason.removeprefix(CUT_SHORT + ": "))
+    return out
 
 
 def explained_by(variant, point_name):
@@ -82,26 +90,18 @@ def explained_by(variant, point_name):
     return None
 
 
-def _result_here(entry, key):
-    """(result, reason) of point `key` on a variant's suite entry: its own point, or
+def _result_here(indexed, key):
+    """(result, reason) of point `key` in a suite entry's points(): its own point, or
     the failure that stood for its whole script (no TAP, the suite step failed), or
     a failure for a point it does not have at all."""
-    tests = entry.get("tests", [])
-    mine = [t for t in tests if _key(t["name"]) == key]
-    if mine:
-        t = mine[0]
+    t = indexed.get(key)
+    if t is not None:
         return t["result"], t.get("reason") or ""
-    script = _script(key)
-    whole = [t for t in tests if t["result"] == "fail"
-             and (_key(t["name"]) in (f"{script}:0", "suite:0"))]
-    if whole:
-        return "fail", whole[0].get("reason") or ""
+    for whole in (f"{_script(key)}:0", "suite:0"):
+        t = indexed.get(whole)
+        if t is not None and t["result"] == "fail":
+            return "fail", t.get("reason") or ""
     return "fail", "no such point on this variant"
-
-
-def _failed_here(entry, key):
-    result, reason = _result_here(entry, key)
-    return result == "fail", reason
 
 
 NOT_RUN = "not run"     # a retry's result when it could not run the point's script
@@ -122,7 +122,7 @@ def on_retry(variant, key):
     ran = [s for s in retry.get("scripts", []) if s.get("script") == script]
     if not ran or str(ran[0].get("ended", "")).startswith(NOT_RUN):
         return NOT_RUN, ran[0]["ended"] if ran else "the retry has no result for the script"
-    return _result_here(retry, key)
+    return _result_here(points(retry), key)
 
 
 def _judge(row, variants):
@@ -183,18 +183,18 @@ def first_pass(variants):
             continue
         passed = [t["name"] for t in variants[base]["lttng_suite"].get("tests", [])
                   if t["result"] == "pass"]
+        here, stock_cut = points(v["lttng_suite"]), cut_scripts(variants[base]["lttng_suite"])
         for point in passed:
-            failed, reason = _failed_here(v["lttng_suite"], _key(point))
-            if not failed:
+            result, reason = _result_here(here, _key(point))
+            if result != "fail":
                 continue
             feature = explained_by(v, point)
-            both = cut_on_both(v["lttng_suite"], variants[base]["lttng_suite"],
-                               _key(point), reason)
+            both = stock_cut.get(_script(point)) if reason.startswith(CUT_SHORT) else None
             if feature:
                 reason = f"lost feature: {feature} (coverage table); {reason}".rstrip("; ")
             elif both:
                 reason = (f"not a kernel difference: {base}'s run of the script was cut "
-                          f"short too ({both[len(CUT) + 2:]}); {reason}")
+                          f"short too ({both}); {reason}")
             rows.append({"variant": name, "baseline": base, "point": point,
                          "reason": reason, "explained_by": feature,
                          "flagged": feature is None and both is None})

@@ -9,6 +9,8 @@ did not run are failed points whose reason says how the stream ended."""
 import re
 from dataclasses import dataclass
 
+CUT_SHORT = "TAP stream cut short"      # the reason of a point its stream never reached
+
 PLAN = re.compile(r"^1\.\.(\d+)")
 POINT = re.compile(r"^(not ok|ok)\s+(\d+)\s*(?:-\s*)?(.*)$")
 SKIP = re.compile(r"#\s*skip\b\s*(.*)$", re.IGNORECASE)
@@ -81,7 +83,7 @@ def parse(script, text, ended="exit 0"):
                                         f"no TAP plan or point; {how}"),), how)
     for n in range(1, planned + 1):
         if n not in seen:
-            seen[n] = Point(f"{script}:{n} (not run)", FAIL, f"TAP stream cut short: {how}")
+            seen[n] = Point(f"{script}:{n} (not run)", FAIL, f"{CUT_SHORT}: {how}")
     extra = [n for n in seen if planned and n > planned]
     for n in extra:
         p = seen[n]
