@@ -14,6 +14,7 @@ import pexpect
 from ..errors import HarnessError
 from ..proc import check_stop
 from ..progress import say
+from .tsc import host_tsc_khz
 
 READY = "KSYMLAB-READY"
 DONE = "KSYMLAB-DONE"
@@ -155,10 +156,21 @@ class QemuSession:
             # 4 ms timestamps, and lttng-tools' test_clock_override:21 (100 events, more
             # than one timestamp) failed twice in a row on one variant by chance
             "tsc=reliable",
+            self.tsc_append(),
             RAMDISK_APPEND,
             KASLR_MEMORY_STATES_APPEND if self.kaslr else MEMORY_STATES_APPEND,
             VMCOREINFO_APPEND, self.extra_append]
         return " ".join(p for p in pieces if p).strip()
+
+    def tsc_append(self):
+        """TCG's TSC is the host's: tell the guest its rate (harness/guest/tsc.py) so it
+        need not calibrate against the PIT, which fails on a loaded host and leaves it
+        on jiffies. Not under KVM (the guest reads the rate from KVM) nor -icount
+        (the TSC counts instructions there)."""
+        if self.accel != "tcg" or self.icount:
+            return ""
+        khz = host_tsc_khz()
+        return f"tsc_early_khz={khz}" if khz else ""
 
     def console_args(self):
         """ttyS0: the console pexpect reads and answers (stdio); ttyS1: the data port."""

@@ -82,7 +82,12 @@ def test_the_report_table_counts_points_per_script_and_lists_every_failure():
     report.markdown(rep, out)
     assert "| `kernel/test_a` | 1/1/1 |" in out
     assert "- exports-6.12: `kernel/test_a:2 two`: boom" in out
-    assert any("exports-6.12 LTTng 2.13.18 on 6.12.118" in line for line in out)
+    assert any("exports-6.12 LTTng 2.13.18 on 6.12.118." in line for line in out)
+    # each guest's clocksource once, in boot order; "?" where a console named none
+    entry["clocks"] = ["tsc", "refined-jiffies", "tsc", None]
+    out = []
+    report.markdown(rep, out)
+    assert any("on 6.12.118 (clock: tsc, refined-jiffies, ?)." in line for line in out)
     empty = []
     report.markdown({"lttng_suite": {}}, empty)
     assert empty == []

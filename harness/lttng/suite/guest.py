@@ -14,6 +14,7 @@ from ... import paths
 from ...build import initramfs as base
 from ...errors import HarnessError
 from ...guest.qemu import QemuSession, serial_file_args
+from ...guest.tsc import clocksource
 from ...progress import say
 from .. import initramfs as lttng_initramfs
 from ..session import APPEND
@@ -31,10 +32,12 @@ GRACE = 180             # seconds a guest has beyond its scripts' timeouts
 @dataclass(frozen=True)
 class Boot:
     """One suite guest: the scripts it was given, what its TAP port holds, and the
-    fault that ended it (None: it finished)."""
+    fault that ended it (None: it finished), and the clocksource its kernel ran on
+    (test_clock_override counts distinct timestamps: jiffies' 4 ms steps fail it)."""
     scripts: tuple
     tap_text: str
     fault: str = None
+    clock: str = None
 
 
 def spec(build_dir, suite_files, params, script_list, etc):
@@ -143,7 +146,8 @@ def run(tree, initrd_for, scripts, vdir, opts, timeout):
             fault = f"guest {err.step}: {err.message}"
             say("suite", f"{tree.variant}: guest {n}: {fault}")
         text = tap_log.read_text(errors="replace") if tap_log.exists() else ""
-        boots.append(Boot(tuple(left), text, fault))
+        console = vm.console_log.read_text(errors="replace") if vm.console_log.exists() else ""
+        boots.append(Boot(tuple(left), text, fault, clocksource(console)))
         if fault is None:
             break
         done = blocks(text)

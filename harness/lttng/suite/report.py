@@ -90,9 +90,16 @@ def retried(regress):
             + ", ".join(f"{k} {v}" for k, v in sorted(n.items())))
 
 
+def clocks(entry):
+    """" (clock: tsc)" of a variant's suite guests, each clocksource once, in boot
+    order ("?" for a guest that never named one); "" for an older report."""
+    seen = list(dict.fromkeys(c or "?" for c in entry.get("clocks") or ()))
+    return f" (clock: {', '.join(seen)})" if seen else ""
+
+
 def columns(report):
-    """Which LTTng release and kernel each column ran."""
-    return ", ".join(f"{n} LTTng {e.get('lttng_version')} on {e.get('kernel')}"
+    """Which LTTng release and kernel each column ran, and its guests' clock."""
+    return ", ".join(f"{n} LTTng {e.get('lttng_version')} on {e.get('kernel')}{clocks(e)}"
                      for n, e in (report.get("lttng_suite") or {}).items())
 
 

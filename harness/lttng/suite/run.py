@@ -67,6 +67,7 @@ def run_suite(variant, tree, lttng_build_dir, vdir, opts, timeout=DEFAULT_TIMEOU
     out = {"lttng_version": variant.lttng_version, "kernel": kernel_release(tree),
            "tools": tools.TOOLS.version, "timeout_s": timeout, "boots": len(boots),
            "faults": [b.fault for b in boots if b.fault],
+           "clocks": [b.clock for b in boots],
            "scripts": [{"script": r.script, "planned": r.planned, "ended": r.ended,
                         "pass": r.count("pass"), "fail": r.count("fail"),
                         "skip": r.count("skip"), "cannot_run": tap.cannot_run(r)}
