@@ -245,8 +245,12 @@ class QemuSession:
         with QemuSession._live_lock:
             QemuSession._live.add(self)
 
+    def console_text(self):
+        """What the guest printed on its console so far ("" before it started)."""
+        return self.console_log.read_text(errors="replace") if self.console_log.exists() else ""
+
     def _excerpt(self, around=None, lines=12):
-        text = self.console_log.read_text(errors="replace") if self.console_log.exists() else ""
+        text = self.console_text()
         rows = [r for r in text.replace("\r", "").splitlines() if r.strip()]
         if around:
             for i, row in enumerate(rows):
@@ -304,7 +308,7 @@ class QemuSession:
     def _rebooted(self):
         """Did the guest reset? With -no-reboot QEMU exits 0 on a reset, so after the
         kernel booted an exit 0 is a reboot (a triple fault prints nothing)."""
-        text = self.console_log.read_text(errors="replace") if self.console_log.exists() else ""
+        text = self.console_text()
         if REBOOT_MESSAGE in text:
             return True
         self.child.close()

@@ -146,8 +146,7 @@ def run(tree, initrd_for, scripts, vdir, opts, timeout):
             fault = f"guest {err.step}: {err.message}"
             say("suite", f"{tree.variant}: guest {n}: {fault}")
         text = tap_log.read_text(errors="replace") if tap_log.exists() else ""
-        console = vm.console_log.read_text(errors="replace") if vm.console_log.exists() else ""
-        boots.append(Boot(tuple(left), text, fault, clocksource(console)))
+        boots.append(Boot(tuple(left), text, fault, clocksource(vm.console_text())))
         if fault is None:
             break
         done = blocks(text)
