@@ -19,8 +19,8 @@ import tempfile
 import traceback
 from typing import Callable, NamedTuple
 
-from .build import cache, kernel, variants
-from .build.tree import tree_key
+from .prepare import cache, kernel, variants
+from .prepare.tree import tree_key
 from . import proc
 from .errors import EXIT, HarnessError
 from .options import RunOptions

@@ -5,7 +5,7 @@ from pathlib import Path
 from typing import Optional
 
 from . import paths
-from .build import variants
+from .prepare import variants
 
 
 @dataclass(frozen=True)

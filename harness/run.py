@@ -23,7 +23,7 @@ from .checks.model import StepError, VariantResult
 from .checks.symbols import compare_symcheck
 from .checks.variant import compare_variant, expect_degraded
 from .guest import dataport, kaslr, vmcore
-from .build import initramfs, kernel, module, symcheck
+from .prepare import initramfs, kernel, module, symcheck
 from . import proc, steps as stepnames
 from .report import assemble
 from .lttng import run as lttngrun

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .. import paths
-from ..build import symcheck
+from ..prepare import symcheck
 from ..progress import say
 from .enums import Source
 from .model import Check

@@ -6,7 +6,7 @@ Oracles: gdb's address from vmlinux (with the KASLR slide) and /proc/kallsyms
 the tree on the host.
 """
 
-from ..build import symcheck
+from ..prepare import symcheck
 from .confusions import pair
 from .enums import Source
 from .model import Check, hex_text
@@ -56,7 +56,7 @@ def _info(method, confusions):
 def calltypes_row(kind, key, calltypes):
     """One row: no by-name resolution whose type the module and the kernel disagree on
     (symcheck calltypes: the kernel's DWARF against the module's receiver). `calltypes` is
-    harness.build.symcheck.calltypes_summary's shape."""
+    harness.prepare.symcheck.calltypes_summary's shape."""
     bad = [f"{i['module']} {i['name']}: {i['problem']} ({i.get('detail')})"
            for i in calltypes.get("items", []) if i["status"] == "mismatch"]
     return Check(kind, key, {Source.SYMCHECK_CALLTYPES: symcheck.calltypes_text(calltypes),

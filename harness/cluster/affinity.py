@@ -9,7 +9,7 @@ builds its tree there.
 
 from dataclasses import dataclass
 
-from ..build import cache
+from ..prepare import cache
 
 
 def held_trees(keys, cache_root=None):

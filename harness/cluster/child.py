@@ -26,8 +26,8 @@ from . import artifacts, preflight, spec as jobspec
 
 
 def _result_of(spec, jobdir):
-    from ..build import cache, kernel, symcheck
-    from ..build.tree import tree_key
+    from ..prepare import cache, kernel, symcheck
+    from ..prepare.tree import tree_key
     from ..checks import seeds
     from .. import run
     opts = jobspec.materialize(spec, jobdir)

@@ -16,7 +16,7 @@ import uuid
 from dataclasses import replace
 
 from .. import proc
-from ..build.tree import tree_key
+from ..prepare.tree import tree_key
 from ..errors import HarnessError
 from ..progress import say
 from . import affinity, artifacts, job, spec as jobspec

@@ -10,7 +10,7 @@ Event, or a scheduler that no longer answers, stops the child.
 Each attempt gets a fresh job directory under the worker's cache, so a task
 that Dask reruns after a worker died never meets a half-written run directory
 (a cache entry half-written by the dead worker is the cache's own business:
-entries are complete or absent, build/cache.py). The directory is removed once
+entries are complete or absent, prepare/cache.py). The directory is removed once
 its files are packed; directories of dead workers' attempts are swept.
 """
 

@@ -14,7 +14,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..build.digest import file_digest
+from ..prepare.digest import file_digest
 from ..errors import HarnessError
 from ..proc import run_logged
 from ..progress import say

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from .. import paths
-from ..build import cache as cachemod
+from ..prepare import cache as cachemod
 from ..errors import HarnessError
 from ..proc import discard, run_logged
 from ..progress import say

@@ -8,7 +8,7 @@ import subprocess
 import threading
 from pathlib import Path
 
-from ..build import initramfs as base
+from ..prepare import initramfs as base
 from .. import paths
 from ..errors import HarnessError
 from ..progress import say

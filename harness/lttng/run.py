@@ -16,7 +16,7 @@ from ..progress import say
 from . import build as lbuild
 from . import (checks, coverage, fetch, guestlines, initramfs, kstack, kvmprobe, session,
                splice, symaudit, trace, uprobe)
-from ..build import initramfs as guestbuild
+from ..prepare import initramfs as guestbuild
 
 WHY = {
     "prio": "task_prio is unexported and LTTng finds it only by name",

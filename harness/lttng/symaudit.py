@@ -15,7 +15,7 @@ each looked-up address is stored as with the kernel's DWARF. Rows:
   symcheck/calltypes       no by-name call whose type LTTng and the kernel disagree on
 """
 
-from ..build import symcheck
+from ..prepare import symcheck
 from ..checks.model import Check
 from ..checks.symbols import calltypes_row
 from .coverage import NOT_LOOKED_UP

@@ -4,7 +4,7 @@ module) and the tree's modules.order, so that the guest can load the probe."""
 
 from pathlib import Path
 
-from ..build import symcheck
+from ..prepare import symcheck
 from ..errors import HarnessError
 
 

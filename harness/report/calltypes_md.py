@@ -3,7 +3,7 @@
 `symcheck.calltypes` and `lttng.symcheck.calltypes` of report.json)."""
 
 from . import mdtables
-from ..build.symcheck import CALLTYPE_COUNTS
+from ..prepare.symcheck import CALLTYPE_COUNTS
 
 HEAD = ["variant", "build", "module", "name", "status", "receiver", "kernel declares",
         "module uses"]

@@ -3,7 +3,7 @@
 import json
 
 from harness import paths
-from harness.build import variants
+from harness.prepare import variants
 from harness.tools import bench
 
 

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from harness.build import cache
+from harness.prepare import cache
 from harness import paths, proc
 from harness.errors import HarnessError
 
@@ -156,7 +156,7 @@ HOLDER = """
 import sys, time
 sys.path.insert(0, {repo!r})
 from pathlib import Path
-from harness.build import cache
+from harness.prepare import cache
 c = Path({c!r})
 with cache.session():
     cache.used("trees", c, "mine")
@@ -241,7 +241,7 @@ BUILDER = """
 import sys
 sys.path.insert(0, {repo!r})
 from pathlib import Path
-from harness.build import cache
+from harness.prepare import cache
 d = Path({d!r})
 with cache.entry(d / "k.lock", (d / "k" / "done").exists) as e:
     if e.missing:

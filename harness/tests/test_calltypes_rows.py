@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from harness import paths
-from harness.build import symcheck
+from harness.prepare import symcheck
 from harness.checks import symbols
 from harness.lttng import symaudit
 from harness.report import calltypes_md

@@ -191,7 +191,7 @@ def got_line(outcome):
 
 
 def test_job_on_a_worker_without_the_tarball_fails_with_that_reason(tmp_path, monkeypatch):
-    from harness.build.tree import tree_key
+    from harness.prepare.tree import tree_key
     monkeypatch.setenv("KSYMLAB_CACHE", str(tmp_path / "wcache"))
     opts = _opts(tmp_path)
     v = opts.select(["stock"])[0]

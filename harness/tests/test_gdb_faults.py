@@ -3,7 +3,7 @@ import shutil
 import pytest
 
 from harness.oracles import gdb
-from harness.build.tree import Tree
+from harness.prepare.tree import Tree
 from harness import paths
 from harness.errors import HarnessError
 

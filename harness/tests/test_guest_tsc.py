@@ -4,7 +4,7 @@ import platform
 import re
 import subprocess
 
-from harness.build.tree import Tree
+from harness.prepare.tree import Tree
 from harness.guest import qemu, tsc
 from harness.guest.qemu import QemuSession
 

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from harness.build import initramfs
+from harness.prepare import initramfs
 
 
 def spec(tmp_path, module=b"ko", params=b"KSYMLAB_STRESS=0\n", where="run1"):

@@ -2,9 +2,9 @@ import os
 
 import pytest
 
-from harness.build import derive, kernel, variants
-from harness.build.config import check_config
-from harness.build.tree import tree_key
+from harness.prepare import derive, kernel, variants
+from harness.prepare.config import check_config
+from harness.prepare.tree import tree_key
 from harness.errors import HarnessError
 
 
@@ -184,7 +184,7 @@ def test_vanished_base_is_not_copied(cache):
 def test_extract_keeps_the_member_list_in_its_own_file(tmp_path):
     """tar -v's list goes to --index-file, not the step log; the list equals tar -t's."""
     import subprocess
-    from harness.build import tree
+    from harness.prepare import tree
     top = tmp_path / "src" / "linux-6.1"
     (top / "kernel" / "sched").mkdir(parents=True)
     (top / "empty").mkdir()

@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from harness.build import variants
+from harness.prepare import variants
 from harness.errors import HarnessError
 from harness.lttng import coverage, report
 

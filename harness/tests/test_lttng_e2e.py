@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from harness.build import kernel
+from harness.prepare import kernel
 from harness.errors import HarnessError
 from harness.lttng import checks
 from harness.lttng import run as lttngrun

@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 from harness import paths
-from harness.build import kernel, variants
+from harness.prepare import kernel, variants
 from harness.lttng import build as lbuild
 from harness.lttng import reuse
 

@@ -4,7 +4,7 @@ exports series must fail exactly on 5/9, and hold on the unedited tree."""
 
 import pytest
 
-from harness.build import kernel, symcheck, variants
+from harness.prepare import kernel, symcheck, variants
 from harness.tools import mutants
 from harness import paths
 from harness.checks import seedclaims

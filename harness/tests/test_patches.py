@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.build import kernel, variants
+from harness.prepare import kernel, variants
 from harness import paths
 
 pytestmark = pytest.mark.e2e

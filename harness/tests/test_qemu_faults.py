@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from harness.build.tree import Tree
+from harness.prepare.tree import Tree
 from harness.errors import HarnessError
 from harness.guest import qemu
 from harness.guest.qemu import QemuSession

@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 from harness.oracles import sched_prio
-from harness.build import initramfs
+from harness.prepare import initramfs
 from harness import paths
 from harness.guest import scenario
 from harness.errors import HarnessError

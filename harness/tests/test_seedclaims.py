@@ -15,7 +15,7 @@ import pytest
 
 from harness import paths
 from harness.checks import seedclaims
-from harness.build import symcheck
+from harness.prepare import symcheck
 
 FIXTURES = paths.REPO / "symcheck" / "tests" / "fixtures"
 

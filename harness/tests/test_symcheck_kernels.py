@@ -7,9 +7,9 @@ import subprocess
 
 import pytest
 
-from harness.build import kernel, variants
+from harness.prepare import kernel, variants
 from harness import paths
-from harness.build.symcheck import SYMCHECK, ensure_built
+from harness.prepare.symcheck import SYMCHECK, ensure_built
 
 pytestmark = pytest.mark.e2e
 

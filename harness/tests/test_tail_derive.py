@@ -6,8 +6,8 @@ import shutil
 import subprocess
 
 
-from harness.build import derive, kernel, variants
-from harness.build.tree import build_inputs, tarball_sha256, tree_key
+from harness.prepare import derive, kernel, variants
+from harness.prepare.tree import build_inputs, tarball_sha256, tree_key
 from harness import paths
 
 
@@ -212,7 +212,7 @@ def test_unchanged_files_keep_the_base_mtime(tmp_path):
 
 
 def test_prepare_of_a_cached_tree_records_holds_and_stamps_it(patches, cache, tarball):
-    from harness.build import cache as cachemod
+    from harness.prepare import cache as cachemod
     V = known(patches)
     key = recorded_tree(cache, V["exports"], tarball, record=False)
     with cachemod.session() as held:

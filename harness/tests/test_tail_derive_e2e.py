@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.build import kernel, variants
-from harness.build.tree import tree_key
+from harness.prepare import kernel, variants
+from harness.prepare.tree import tree_key
 from harness import paths
 
 pytestmark = pytest.mark.e2e

@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from harness.build import initramfs
+from harness.prepare import initramfs
 from harness.checks.ustack import USTACK_CALLERS
 
 pytestmark = pytest.mark.skipif(shutil.which("gdb") is None, reason="gdb not installed")

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from harness import paths
-from harness.build import variants
+from harness.prepare import variants
 from harness.errors import HarnessError
 
 EXPORTS = (paths.REPO / "variants" / "exports.toml").read_text()
@@ -128,7 +128,7 @@ def test_a_bad_builtin_file_is_a_usage_error_not_an_import_traceback(tmp_path):
 
 
 def test_builtins_are_read_on_first_use_not_at_import():
-    code = ("import sys, harness.build.variants as v; "
+    code = ("import sys, harness.prepare.variants as v; "
             "sys.exit(0 if v._builtin.cache_info().currsize == 0 else 1)")
     p = subprocess.run([sys.executable, "-c", code], cwd=paths.REPO, capture_output=True,
                        text=True)

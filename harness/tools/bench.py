@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from ..build import kernel, variants
+from ..prepare import kernel, variants
 from .. import paths, steps
 from ..errors import HarnessError
 from ..options import RunOptions

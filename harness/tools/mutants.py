@@ -34,8 +34,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from ..build import cache, variants
-from ..build.tree import tree_key
+from ..prepare import cache, variants
+from ..prepare.tree import tree_key
 from .. import paths
 from ..errors import EXIT, HarnessError
 from ..progress import say

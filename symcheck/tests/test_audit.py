@@ -258,7 +258,7 @@ def lttng_build():
         tree = os.environ.get("KSYMLAB_LTTNG_KERNEL")
         assert tree, "KSYMLAB_LTTNG_MODULES needs KSYMLAB_LTTNG_KERNEL, the tree it was built against"
     else:
-        from harness.build import kernel
+        from harness.prepare import kernel
         from harness.lttng import build as lbuild
         from harness.options import RunOptions
         opts = RunOptions.from_env()

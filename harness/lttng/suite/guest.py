@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ... import paths
-from ...build import initramfs as base
+from ...prepare import initramfs as base
 from ...errors import HarnessError
 from ...guest.qemu import QemuSession, serial_file_args
 from ...guest.tsc import clocksource

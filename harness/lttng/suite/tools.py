@@ -16,7 +16,7 @@ import shutil
 import time
 from pathlib import Path
 
-from ...build import cache as cachemod
+from ...prepare import cache as cachemod
 from ...errors import HarnessError
 from ...proc import discard, run_logged
 from ...progress import say
