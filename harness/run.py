@@ -26,8 +26,8 @@ from .guest import dataport, kaslr, vmcore
 from .prepare import initramfs, kernel, module, symcheck
 from . import proc, steps as stepnames
 from .report import assemble
-from .lttng import run as lttngrun
-from .lttng.suite import retry as suiteretry, run as suiterun
+from .lttng import step as lttngrun
+from .lttng.suite import retry as suiteretry, runner as suiterun
 from .errors import HarnessError
 from .progress import say
 from .guest.qemu import QemuSession

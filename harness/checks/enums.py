@@ -70,7 +70,7 @@ class Source(StrEnum):
     PROGRAM_JIFFIES = "program_jiffies"
     # tools reading files on the host
     EU_ADDR2LINE = "eu_addr2line"
-    # the LTTng rows (harness/lttng/checks.py): LTTng is the claim there
+    # the LTTng rows (harness/lttng/rows/features.py): LTTng is the claim there
     LTTNG = "lttng"
     LTTNG_PRIO_CONTEXT = "lttng prio context"
     LTTNG_CALLSTACK_USER = "lttng callstack_user"

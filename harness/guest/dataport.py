@@ -3,7 +3,7 @@
 Each line is `<kind> key=value ...`; values never contain spaces because the
 module escapes them as \\ooo octal (seq_escape), which unescape() reverses.
 
-KINDS (guest/rows.py) is the schema: every kind the guest or the module
+KINDS (guest/schema.py) is the schema: every kind the guest or the module
 writes, with the frozen dataclass one of its lines becomes. A row's fields are the line's
 keys, typed by their annotation and converted here, once: int (base 0 when
 the value starts with 0x), float, str. A field with a default (None) is a
@@ -19,8 +19,7 @@ from dataclasses import MISSING, fields
 from types import MappingProxyType
 
 from ..errors import HarnessError
-from .rows import (KINDS, ROW_KINDS, BadLine, Error, GuestData, Rows,  # noqa: F401
-                   attr, row_dict)  # the schema: re-exported for callers of the parse
+from .schema import (KINDS, ROW_KINDS, BadLine, Error, GuestData, Rows, attr, row_dict)  # the schema: re-exported for callers of the parse
 
 BEGIN = "KSYMLAB-DATA-BEGIN"
 END = "KSYMLAB-DATA-END"

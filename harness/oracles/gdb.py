@@ -84,7 +84,7 @@ class GdbSession:
     start() returns once gdb has set the breakpoint (or raises); the caller
     then lets the guest take its snapshot and calls finish().
     A subclass sets SCRIPT (the gdbscripts/ file gdb runs), WHERE (its
-    breakpoint, for the progress line) and summary() (harness/lttng/gdbstop.py).
+    breakpoint, for the progress line) and summary() (harness/lttng/boot/gdbstop.py).
     """
 
     SCRIPT = VERIFY_SCRIPT

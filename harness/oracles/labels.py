@@ -80,10 +80,10 @@ LABELS = {
                                  "snapshot, a bound"),
 }
 
-# The sources of the LTTng rows (kind "lttng", harness/lttng/checks.py): there
+# The sources of the LTTng rows (kind "lttng", harness/lttng/rows/features.py): there
 # LTTng is the claim, and "gdb", "gdb_class", "scenario", "program" and "sysfs"
 # above keep their meaning (gdb reads at its stop in the LTTng guest,
-# harness/lttng/gdbstop.py).
+# harness/lttng/boot/gdbstop.py).
 LABELS.update({
     Source.LTTNG: (CLAIM, "is LTTng: what its trace recorded"),
     Source.LTTNG_PRIO_CONTEXT: (CLAIM, "is LTTng: its prio context, task_prio() as LTTng found it"),

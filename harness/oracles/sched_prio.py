@@ -3,7 +3,7 @@ from its policy and value alone (priority inheritance included).
 
 The scenario file is an oracle independent of both the module and gdb; the
 prio checks (harness/checks/prio.py), the scenario parser's own listing
-(harness/guest/scenario.py) and the LTTng prio rows (harness/lttng/checks.py)
+(harness/guest/scenario.py) and the LTTng prio rows (harness/lttng/rows/features.py)
 all ask this model.
 """
 

@@ -3,11 +3,12 @@
 import json
 
 from ..checks import confusions, crossvariant, seeds
-from . import calltypes_md, confusions as confusions_report, histograms, html, mdtables, oracles_md, timings
-from .rows import fmt, kinds, label, of_variant, source_names, sources_text
+from . import (calltypes_md, confusions_md, histograms, html, mdtables,
+                    oracles_md, timings)
+from .jsonrows import fmt, kinds, label, of_variant, source_names, sources_text
 from ..oracles import labels
-from ..lttng import report as lttngreport
-from ..lttng.suite import compare as suitecompare, report as suitereport
+from ..lttng.rows import coverage_md
+from ..lttng.suite import compare as suitecompare, suite_md
 
 
 def overall_verdict(variants, seed_rows=(), across=(), suite_rows=()):
@@ -38,9 +39,9 @@ def assemble(meta, results, order):
     rep["across"] = crossvariant.compare(results)
     rep["matrix"] = matrix(results, order)
     rep["oracles"] = labels.table()
-    rep["lttng_coverage"] = lttngreport.coverage(rep["variants"])
-    rep["lttng_findings"] = lttngreport.findings(rep["variants"])
-    rep["lttng_suite"] = suitereport.collect(rep["variants"])
+    rep["lttng_coverage"] = coverage_md.coverage(rep["variants"])
+    rep["lttng_findings"] = coverage_md.findings(rep["variants"])
+    rep["lttng_suite"] = suite_md.collect(rep["variants"])
     rep["lttng_suite_regressions"] = suitecompare.regressions(rep["variants"])
     rep["verdict"] = overall_verdict(rep["variants"], rep["seeds"], rep["across"],
                                      rep["lttng_suite_regressions"])
@@ -292,10 +293,10 @@ def markdown(report):
     _seeds(report, out)
     _across(report, out)
     _migratetypes(report, out)
-    lttngreport.markdown(report, out)
-    suitereport.markdown(report, out)
+    coverage_md.markdown(report, out)
+    suite_md.markdown(report, out)
     calltypes_md.markdown(report, out)
-    out += confusions_report.markdown(report)
+    out += confusions_md.markdown(report)
     _by_kind(report, out)
     out += oracles_md.markdown(report)
     _timings(report, out)

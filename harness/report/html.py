@@ -22,11 +22,11 @@ network fetch, so the page cannot load anything.
 import html
 
 from .. import steps as stepnames
-from . import confusions, timings
-from .rows import (fmt, kinds, label, mt_name, of_variant, pageblock_disagrees, pageblock_mt,
-                   pageblock_pfn, pageblock_zone, source_names, sources_text)
+from . import confusions_md, timings
+from .jsonrows import (fmt, kinds, label, mt_name, of_variant, pageblock_disagrees, pageblock_mt,
+                            pageblock_pfn, pageblock_zone, source_names, sources_text)
 from ..checks.pageblock import MIGRATETYPES
-from ..lttng.suite import report as suitereport
+from ..lttng.suite import suite_md
 
 ESC = html.escape
 
@@ -489,8 +489,8 @@ def render(report):
     parts += ['<h2 id="prio">Scenario task priorities</h2>', '<div class="figs">'] + \
         [prio_chart(n, v) for n, v in variants.items()] + \
         ["</div>", '<h2 id="timings">Timings</h2>', timing_chart(report),
-         '<h2 id="suite">LTTng\'s own test suite</h2>', suitereport.html(report, _table),
-         confusions.html(report, _table), '<h2 id="kinds">Values by kind</h2>', _kinds(report),
+         '<h2 id="suite">LTTng\'s own test suite</h2>', suite_md.html(report, _table),
+         confusions_md.html(report, _table), '<h2 id="kinds">Values by kind</h2>', _kinds(report),
          '<h2 id="details">Details and failures</h2>', _details(report),
          '<footer id="end"><p>Written by harness/report/html.py from report.json.</p>'
          "</footer></body></html>"]

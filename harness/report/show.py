@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from .. import paths
-from .rows import label, of_variant, sources_text
+from .jsonrows import label, of_variant, sources_text
 
 REPORT_FILES = ("report.md", "report.html", "report.json", "report.ktap")
 

@@ -11,7 +11,7 @@ import pytest
 from harness import paths
 from harness.prepare import symcheck
 from harness.checks import symbols
-from harness.lttng import symaudit
+from harness.lttng.rows import symaudit
 from harness.report import calltypes_md
 
 FIX = paths.REPO / "symcheck" / "build" / "fixtures" / "calltypes"

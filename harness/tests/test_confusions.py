@@ -6,7 +6,7 @@ import copy
 from dataclasses import replace
 
 from harness.checks import confusions
-from harness.report import confusions as confusions_report
+from harness.report import confusions_md
 from harness.report.html import _table
 from harness.tests.test_compare import TRUTH, block, cmp, data, failing
 
@@ -82,25 +82,25 @@ def report_of(tasks, pageblocks=SKIPPED):
 
 def test_the_report_lists_each_weak_confusion_with_the_rows_that_could_not_tell():
     rep = report_of(TASKS)
-    md = "\n".join(confusions_report.markdown(rep))
+    md = "\n".join(confusions_md.markdown(rep))
     assert "## Confusion audit" in md
     assert "| prio | normal_prio | 0/2 **weak** |" in md
     assert "| prio | rt_priority | 2/2 |" in md
     assert "- weak on exports: prio / normal_prio" in md and "`prio:pid 7`" in md
-    html = confusions_report.html(rep, _table)
+    html = confusions_md.html(rep, _table)
     assert "weak on exports: prio / leader&#x27;s prio" in html
     strong = copy.deepcopy(TASKS)
     strong["7"].update(normal_prio=30, static_prio=30, tgid=1)
-    md = "\n".join(confusions_report.markdown(report_of(strong)))
+    md = "\n".join(confusions_md.markdown(report_of(strong)))
     assert "weak on exports: prio" not in md and "| prio | normal_prio | 1/2 |" in md
     # the fixture's one zone, one scenario task and one snapshot leave these (the
     # guest's state does not)
     assert {(a["kind"], a["confusion"]) for _, a in confusions.weak(report_of(strong))} == {
         ("migratetype", "another zone's count"), ("policy", "leader's policy"),
         ("snapshot", "the other snapshot's sequence")}
-    assert confusions_report.markdown({"variants": {}}) == []
+    assert confusions_md.markdown({"variants": {}}) == []
     # without a skip bit anywhere, a mask that keeps it cannot be caught
-    md = "\n".join(confusions_report.markdown(report_of(strong, TRUTH["pageblocks"])))
+    md = "\n".join(confusions_md.markdown(report_of(strong, TRUTH["pageblocks"])))
     assert "weak on exports: pageblock / whole flags word" in md
 
 

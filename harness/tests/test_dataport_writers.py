@@ -11,7 +11,7 @@ from harness import paths
 from harness.guest import dataport
 
 ASSETS = paths.REPO / "harness" / "guest" / "assets"
-# LTTng's guest writes its own port (harness/lttng/guestlines.py)
+# LTTng's guest writes its own port (harness/lttng/boot/guestlines.py)
 C_FILES = sorted(p for p in [*ASSETS.glob("*.[ch]"), *(paths.REPO / "probe-module").glob("*.c")]
                  if not p.name.startswith("lttng"))
 C_FORMAT = re.compile(r'(?:\bseq_printf\s*\(\s*m\s*,|\bseq_puts\s*\(\s*m\s*,|\bprintf\s*\()'

@@ -292,7 +292,7 @@ def test_guest_dying_under_gdb_is_classified_by_its_console(tmp_path, default_ru
 
 
 def test_kaslr_slide_computed_and_vmlinux_relocated(tmp_path, default_run):
-    # without the LTTng boot: it boots nokaslr whatever --kaslr says (lttng/session.py),
+    # without the LTTng boot: it boots nokaslr whatever --kaslr says (lttng/boot/session.py),
     # the same boot as the shared run's
     p = harness("run", "--variants", "exports", "--runs-dir", str(tmp_path), "--kaslr",
                 "--no-lttng")

@@ -2,7 +2,7 @@ import dataclasses
 
 import pytest
 
-from harness.guest import dataport, rows
+from harness.guest import dataport, schema
 from harness.errors import HarnessError
 
 SAMPLE = """\
@@ -21,11 +21,11 @@ garbage after the end is ignored=\r
 def test_parse_sample():
     d = dataport.parse(SAMPLE)
     assert d.variant == "exports"
-    assert d.guest == rows.Guest(kernel="6.1.192", mode="exports")
-    assert d.task == (rows.Task(pid=61, policy="nice", value=-20),)
-    assert d.symbol == (rows.Symbol(name="task_prio", addr=0xffffffff81060a30,
+    assert d.guest == schema.Guest(kernel="6.1.192", mode="exports")
+    assert d.task == (schema.Task(pid=61, policy="nice", value=-20),)
+    assert d.symbol == (schema.Symbol(name="task_prio", addr=0xffffffff81060a30,
                                         method="export"),)
-    assert d.prio[0] == rows.Prio(pid=1, policy=0, prio=20, comm="init")
+    assert d.prio[0] == schema.Prio(pid=1, policy=0, prio=20, comm="init")
     # seq_escape octal escapes come back as the original characters
     assert d.prio[1].comm == "my sleep=x"
 
@@ -70,11 +70,11 @@ def test_every_sampler_kind():
         "bench kind=pointer calls=1000000 ns=4000000",
         "KSYMLAB-DATA-END",
     ]))
-    assert d.resolve == (rows.Resolve(mode="kprobe", ns=123456),)
-    assert d.sampler[0] == rows.Sampler(name="ustack", available=0,
+    assert d.resolve == (schema.Resolve(mode="kprobe", ns=123456),)
+    assert d.sampler[0] == schema.Sampler(name="ustack", available=0,
                                             missing="stack_trace_save_user")
     assert d.pageblock[0].pfn == 0x200 and d.mthist[0].count == 57
-    assert d.bdev[0] == rows.Bdev(name="ram0p1", dev="1:1", sectors=8192, whole=0)
+    assert d.bdev[0] == schema.Bdev(name="ram0p1", dev="1:1", sectors=8192, whole=0)
     assert d.writeback[0].bdp_hits == 9 and d.dirtylimit[0].bdp == 510
     assert d.frame[0].ip == d.ustack_expect[0].ret == 0x401a2b
     assert d.bench[0].ns == 4000000 and d.bench[0].sum is None
@@ -89,9 +89,9 @@ def test_scenario_task_lines_from_ksymlab_sched():
         "KSYMLAB-DATA-END",
     ]))
     assert d.task == (
-        rows.Task(pid=70, policy="fifo", value=99),
-        rows.Task(pid=71, policy="idle", value=-7),
-        rows.Task(pid=72, policy="deadline", value=1000000, deadline=10000000,
+        schema.Task(pid=70, policy="fifo", value=99),
+        schema.Task(pid=71, policy="idle", value=-7),
+        schema.Task(pid=72, policy="deadline", value=1000000, deadline=10000000,
                       period=100000000))
 
 
@@ -99,9 +99,9 @@ def test_scenario_task_lines_from_ksymlab_sched():
 
 def test_parse_gives_typed_frozen_rows():
     d = dataport.parse(SAMPLE)
-    assert isinstance(d, rows.GuestData) and d.variant == "exports"
-    assert d.guest == rows.Guest(kernel="6.1.192", mode="exports")
-    assert d.task == (rows.Task(pid=61, policy="nice", value=-20),)
+    assert isinstance(d, schema.GuestData) and d.variant == "exports"
+    assert d.guest == schema.Guest(kernel="6.1.192", mode="exports")
+    assert d.task == (schema.Task(pid=61, policy="nice", value=-20),)
     assert d.task[0].deadline is None and d.task[0].pi_owner is None
     assert d.symbol[0].addr == 0xffffffff81060a30 and d.symbol[0].method == "export"
     assert [p.comm for p in d.prio] == ["init", "my sleep=x"]
@@ -135,20 +135,20 @@ def test_later_snapshots_are_rows_of_their_own():
         "KSYMLAB-DATA-END"]))
     assert [p.prio for p in d.prio] == [20] and d.snapshot == ()
     assert [p.prio for p in d.at[2].prio] == [25] and d.at[2].snapshot[0].seq == 2
-    assert isinstance(d.at[2], rows.Rows) and d.at[2].pageblock == ()
+    assert isinstance(d.at[2], schema.Rows) and d.at[2].pageblock == ()
 
 
 def test_partial_stops_where_the_guest_is():
     text = "KSYMLAB-DATA-BEGIN variant=k\nsnapshots count=2\narmed-data\n"
     d = dataport.parse(text, partial=True)
-    assert d.snapshots[0].count == 2 and d.armed_data == (rows.ArmedData(),)
+    assert d.snapshots[0].count == 2 and d.armed_data == (schema.ArmedData(),)
     with pytest.raises(HarnessError, match="without KSYMLAB-DATA-END"):
         dataport.parse(text)
 
 
 def test_the_schema_is_kinds():
     """KINDS alone names the kinds, their classes and GuestData's attributes."""
-    row_fields = {f.name for f in dataclasses.fields(rows.Rows)}
+    row_fields = {f.name for f in dataclasses.fields(schema.Rows)}
     assert row_fields == {k.replace("-", "_") for k in dataport.KINDS} - {"guest", "error"}
     for kind, cls in dataport.KINDS.items():
         assert dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen, kind

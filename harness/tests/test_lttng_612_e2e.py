@@ -2,7 +2,7 @@
 
 Reads the session's shared run e2e_runs.lttng_612_run (exports-6.12 and
 stock-6.12, each with its probe-module boot and its LTTng boot). The LTTng rows
-are the same checks as on 6.1 (harness/lttng/checks.py: the guest's own oracle
+are the same checks as on 6.1 (harness/lttng/rows/features.py: the guest's own oracle
 lines, ftrace, gdb at the quiet point); this file asserts they ran for 2.13.18
 and passed, that the kallsyms-free build resolves nothing by name, and that two
 independent readers of the .ko files (coverage.py: nm and .rodata strings;
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from harness import paths
-from harness.lttng import fetch
+from harness.lttng.supply import fetch
 from harness.tests.e2e_runs import LTTNG_612_VARIANTS, report_rows
 
 pytestmark = [pytest.mark.e2e, pytest.mark.prebuild("stock-6.12", "exports-6.12")]

@@ -1,4 +1,4 @@
-"""Pinned LTTng sources (harness/lttng/archive.py, fetch.py): the private apt
+"""Pinned LTTng sources (harness/lttng/supply/archive.py, fetch.py): the private apt
 configuration of another suite, and the one line a missing version or a wrong
 file gives. apt-get and apt-cache are replaced by a stand-in on PATH that plays
 an archive (no network); the real archive is exercised by the 6.12 LTTng e2e
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import HarnessError
-from harness.lttng import archive, fetch
+from harness.lttng.supply import archive, fetch
 
 # The stand-in: `apt-get update` records the call, `apt-get download P=V` writes
 # P_V_all.deb with the bytes of $FAKE_DEB_BYTES when V is $FAKE_HAS, else fails as

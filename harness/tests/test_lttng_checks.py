@@ -6,7 +6,8 @@ import copy
 import pytest
 
 from harness.errors import HarnessError
-from harness.lttng import checks, guestlines, session
+from harness.lttng.rows import features
+from harness.lttng.boot import guestlines, session
 
 GUEST_TEXT = """guest kernel=6.1.192 lttng_series=stock
 task pid=50 policy=nice value=-20
@@ -89,7 +90,7 @@ _NO_TRUTH = object()
 
 def rows(summary=None, text=GUEST_TEXT, lost=(), truth=_NO_TRUTH):
     truth = TRUTH if truth is _NO_TRUTH else truth
-    return {c.key: c for c in checks.compare(summary or SUMMARY, guestlines.parse(text), lost,
+    return {c.key: c for c in features.compare(summary or SUMMARY, guestlines.parse(text), lost,
                                              truth=truth)}
 
 
@@ -222,7 +223,7 @@ def test_trace_port_roundtrip(tmp_path):
         session.decode_trace(damaged, tmp_path / "y")
 
 
-# gdb at the LTTng guest's quiet point (harness/lttng/gdbstop.py): each row that
+# gdb at the LTTng guest's quiet point (harness/lttng/boot/gdbstop.py): each row that
 # has a gdb source fails when gdb's value or the trace's is doctored.
 
 def _doctored_truth(path, value):
@@ -310,9 +311,9 @@ def test_every_lttng_source_is_labelled():
     """The report's label table says what each LTTng row's source shares with
     LTTng; a source without a label would count as 'unlabelled'."""
     from harness.oracles import labels
-    sources = {s for c in checks.compare(SUMMARY, guestlines.parse(GUEST_TEXT), (),
+    sources = {s for c in features.compare(SUMMARY, guestlines.parse(GUEST_TEXT), (),
                                          truth=TRUTH) for s in c.sources}
-    sources |= {s for c in checks.compare(SUMMARY, guestlines.parse(GUEST_TEXT), (),
+    sources |= {s for c in features.compare(SUMMARY, guestlines.parse(GUEST_TEXT), (),
                                           truth=None) for s in c.sources}
     assert {s for s in sources if labels.label(s)[0] == "unlabelled"} == set()
     assert labels.label("gdb")[0] == labels.MEMORY
@@ -323,7 +324,7 @@ def test_every_lttng_source_is_labelled():
 def test_trace_order_marks_the_last_writeback_event_before_the_stop():
     """trace.add_event, fed events as the muxer yields them: the stop records the
     writeback event that came last before it, not the last of the trace."""
-    from harness.lttng import trace
+    from harness.lttng.boot import trace
     out = trace.new_summary()
     gds = {"dirty_limit": 9, "background_thresh": 1, "dirty_thresh": 2}
     bdp = {"limit": 9, "setpoint": 3, "dirty": 4}

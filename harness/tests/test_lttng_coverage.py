@@ -7,7 +7,7 @@ import pytest
 
 from harness.prepare import variants
 from harness.errors import HarnessError
-from harness.lttng import coverage, report
+from harness.lttng.rows import coverage, coverage_md
 
 
 def _obj(tmp_path, name, source):
@@ -55,13 +55,13 @@ def test_feature_status_follows_the_rows(build_dir):
 
 
 def test_report_table_only_when_lttng_ran():
-    assert report.coverage({"stock": {"values": []}}) == []
-    rows = report.coverage({"stock": {"values": [
+    assert coverage_md.coverage({"stock": {"values": []}}) == []
+    rows = coverage_md.coverage({"stock": {"values": [
         {"kind": "lttng-coverage", "key": "task_prio",
          "sources": {"how": "export", "feature": "works"}}]}})
     assert rows[0]["variants"]["stock"]["how"] == "export"
     out = []
-    report.markdown({"lttng_coverage": rows, "variants": {"stock": {}}}, out)
+    coverage_md.markdown({"lttng_coverage": rows, "variants": {"stock": {}}}, out)
     assert "| name | LTTng feature | stock (LTTng 2.13.9) |" in out
     assert any(line.startswith("| `task_prio` |") and "export; works" in line for line in out)
 
@@ -82,35 +82,35 @@ def test_variant_lttng_table(tmp_path):
 def test_the_prio_crash_finding_is_cited_when_lttng_ran():
     """report.json/md cite the shipped prio-context crash whenever a variant ran
     LTTng, with the boots' series checked for the fix; nothing without LTTng."""
-    assert report.findings({"stock": {"values": []}}) == []
+    assert coverage_md.findings({"stock": {"values": []}}) == []
     variants_ = {"exports": {"lttng": {"series": "exports"}},
                  "stock": {"lttng": {"series": "stock"}},
                  "mine": {"lttng": {"error": "lttng", "wall_s": 1.0}}}
-    (f,) = report.findings(variants_)
+    (f,) = coverage_md.findings(variants_)
     assert f["rerun_in_this_run"] is False
     assert f["fix_in_booted_series"] == {"exports": {"series": "exports", "has_fix": True},
                                          "stock": {"series": "stock", "has_fix": True}}
     # a booted series without the fix is named as such
-    (g,) = report.findings({"x": {"lttng": {"series": "shipped"}}})
+    (g,) = coverage_md.findings({"x": {"lttng": {"series": "shipped"}}})
     assert g["fix_in_booted_series"]["x"]["has_fix"] is False
     # a later release's boot is not counted as one without the fix: it is fixed upstream
-    (h,) = report.findings({"s12": {"lttng": {"series": "2.13.18/stock", "version": "2.13.18"}},
+    (h,) = coverage_md.findings({"s12": {"lttng": {"series": "2.13.18/stock", "version": "2.13.18"}},
                             "stock": {"lttng": {"series": "stock"}}})
     assert h["fix_in_booted_series"] == {"stock": {"series": "stock", "has_fix": True}}
     assert h["not_affected"] == {"s12": "2.13.18"}
     md = []
-    report._findings_markdown({"lttng_findings": [h]}, md)
+    coverage_md._findings_markdown({"lttng_findings": [h]}, md)
     assert "s12 (LTTng 2.13.18)" in md[2] and "v2.13.11" in md[2]
     out = []
-    report.markdown({"lttng_coverage": [], "lttng_findings": [f], "variants": variants_}, out)
+    coverage_md.markdown({"lttng_coverage": [], "lttng_findings": [f], "variants": variants_}, out)
     assert out == []        # no coverage table, no LTTng section
-    rows = report.coverage({"stock": {"values": [
+    rows = coverage_md.coverage({"stock": {"values": [
         {"kind": "lttng-coverage", "key": "task_prio",
          "sources": {"how": "export", "feature": "works"}}]}})
-    report.markdown({"lttng_coverage": rows, "lttng_findings": [f],
+    coverage_md.markdown({"lttng_coverage": rows, "lttng_findings": [f],
                      "variants": variants_}, out)
     text = "\n".join(out)
-    assert "prio_record" in text and report.PRIO_CRASH_TEST in text
+    assert "prio_record" in text and coverage_md.PRIO_CRASH_TEST in text
     assert "Not re-run by this run" in text and "oops=panic" in text
 
 
@@ -118,13 +118,13 @@ def test_the_prio_crash_finding_points_at_what_exists():
     """The test the finding cites exists, and the fix it names is what the shipped
     series lacks and the kallsyms and stock series carry."""
     from harness import paths
-    from harness.lttng import build
-    path, func = report.PRIO_CRASH_TEST.split("::")
+    from harness.lttng.supply import modbuild
+    path, func = coverage_md.PRIO_CRASH_TEST.split("::")
     assert f"def {func}(" in (paths.REPO / path).read_text()
-    names = {s: [p.name for p in build.series(s)] for s in ("shipped", "kallsyms", "stock",
+    names = {s: [p.name for p in modbuild.series(s)] for s in ("shipped", "kallsyms", "stock",
                                                             "exports")}
-    assert report.PRIO_FIX not in names["shipped"]
-    assert all(report.PRIO_FIX in names[s] for s in ("kallsyms", "stock", "exports"))
+    assert coverage_md.PRIO_FIX not in names["shipped"]
+    assert all(coverage_md.PRIO_FIX in names[s] for s in ("kallsyms", "stock", "exports"))
 
 
 def test_a_name_a_release_no_longer_looks_up(tmp_path):
@@ -143,7 +143,7 @@ def test_a_name_a_release_no_longer_looks_up(tmp_path):
 def test_an_lttng_row_names_its_release_wherever_it_is_shown():
     """report.md's and report.html's row labels (report/rows.label) carry the LTTng
     release an LTTng row judged, beside a task's comm; other rows are unchanged."""
-    from harness.report.rows import label
+    from harness.report.jsonrows import label
     assert label({"key": "prio/nice0", "info": {"lttng_version": "2.13.18"}}) == \
         "prio/nice0 (LTTng 2.13.18)"
     assert label({"key": "prio/x", "info": {"comm": "ksym-nice", "lttng_version": "2.13.9"}}) \

@@ -15,8 +15,8 @@ import pytest
 
 from harness.prepare import kernel
 from harness.errors import HarnessError
-from harness.lttng import checks
-from harness.lttng import run as lttngrun
+from harness.lttng.rows import features
+from harness.lttng import step
 from harness.options import RunOptions
 from harness.tests.e2e_runs import report_rows
 
@@ -89,13 +89,13 @@ def test_a_doctored_trace_field_fails(lttng_run):
     v, _, _, vdir = lttng_run
     summary, guest, truth = _recorded(vdir)
     assert all(not c.disagrees
-               for c in checks.compare(summary, guest, v.lttng_lost, truth=truth))
+               for c in features.compare(summary, guest, v.lttng_lost, truth=truth))
     doctored = copy.deepcopy(summary)
     pid = guest["task"][0]["pid"]
     for s in doctored["sched_switch"]:
         if s["prev_tid"] == pid:
             s["prio"] += 1
-    bad = [c.key for c in checks.compare(doctored, guest, v.lttng_lost, truth=truth)
+    bad = [c.key for c in features.compare(doctored, guest, v.lttng_lost, truth=truth)
            if c.disagrees]
     assert any(k.startswith("prio/") for k in bad), bad
 
@@ -104,7 +104,7 @@ def test_a_wrong_expectation_fails(lttng_run):
     """Saying the prio context is lost where it works fails the run."""
     v, _, _, vdir = lttng_run
     summary, guest, truth = _recorded(vdir)
-    bad = [c.key for c in checks.compare(summary, guest, ("prio",), truth=truth)
+    bad = [c.key for c in features.compare(summary, guest, ("prio",), truth=truth)
            if c.disagrees]
     assert "feature/prio" in bad
 
@@ -127,7 +127,7 @@ def test_gdb_read_the_quiet_point(lttng_run):
     doctored = copy.deepcopy(truth)
     doctored["global_wb_domain"]["dirty_limit"] += 1
     doctored["tasks"][str(guest["task"][0]["pid"])]["prio"] += 1
-    bad = {c.key for c in checks.compare(summary, guest, v.lttng_lost, truth=doctored)
+    bad = {c.key for c in features.compare(summary, guest, v.lttng_lost, truth=doctored)
            if c.disagrees}
     assert {"writeback/dirty_limit-at-stop", "writeback/bdp-limit-at-stop"} <= bad, bad
     assert any(k.startswith("prio/") for k in bad), bad
@@ -140,7 +140,7 @@ def test_shipped_lttng_prio_context_is_one_classified_panic(tmp_path):
     at once with a classified fault, not a hang or thousands of oopses."""
     opts, v, tree = _variant_and_tree("stock")
     with pytest.raises(HarnessError) as e:
-        lttngrun.run_lttng(v, tree, tmp_path, opts, series="shipped")
+        step.run_lttng(v, tree, tmp_path, opts, series="shipped")
     assert e.value.step in ("oops", "panic"), e.value.one_line()
     console = (tmp_path / "lttng" / "console.log").read_text(errors="replace")
     assert "prio_record" in console

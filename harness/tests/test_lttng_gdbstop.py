@@ -6,7 +6,7 @@ import re
 
 from harness.oracles import gdb
 from harness import paths
-from harness.lttng import gdbstop, trace
+from harness.lttng.boot import gdbstop, trace
 
 
 def _source(name):

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import HarnessError
-from harness.lttng import guestroot
+from harness.lttng.supply import guestroot
 
 
 def _root(tmp_path, with_libc):

@@ -1,4 +1,4 @@
-"""The kernel call stack rows (harness/lttng/kstack.py) against a vmlinux built here:
+"""The kernel call stack rows (harness/lttng/rows/kstack.py) against a vmlinux built here:
 a tiny ELF64 whose .text holds the syscall path as 6.1 lays it out (entry ->
 do_syscall_64 -> syscall_enter_from_user_mode, which tail-jumps to
 syscall_trace_enter -> the sys_enter static call -> the tracepoint iterator's
@@ -10,7 +10,8 @@ import pytest
 
 from harness.checks.confusions import CONFUSIONS, audit
 from harness.checks.model import Check
-from harness.lttng import coverage, guestlines, kstack, trace
+from harness.lttng.rows import coverage, kstack
+from harness.lttng.boot import guestlines, trace
 from harness.oracles import labels
 
 TEXT = 0xffffffff81000000

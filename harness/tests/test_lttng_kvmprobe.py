@@ -3,7 +3,9 @@
 import pytest
 
 from harness.errors import HarnessError
-from harness.lttng import coverage, guestlines, kvmprobe, treemods
+from harness.lttng.rows import coverage, kvmprobe
+from harness.lttng.boot import guestlines
+from harness.lttng.supply import treemods
 from harness.checks.model import Check
 
 LOADED = "kmod name=lttng-probe-kvm-x86 loaded=1\nkmodlist name=lttng_probe_kvm_x86\n"

@@ -1,4 +1,4 @@
-"""harness/lttng/build.py publish(): runs that share a cache publish the same
+"""harness/lttng/supply/modbuild.py publish(): runs that share a cache publish the same
 variant's build at once (a cold make check beside a run of one's own); each must
 get the link, none may raise (a fixed temporary name once made the second fail
 with EEXIST and abort its whole run)."""
@@ -8,7 +8,7 @@ import subprocess
 import sys
 import threading
 
-from harness.lttng import build
+from harness.lttng.supply import modbuild
 
 
 def test_concurrent_publishers_of_one_variant_all_succeed(tmp_path):
@@ -21,7 +21,7 @@ def test_concurrent_publishers_of_one_variant_all_succeed(tmp_path):
         start.wait()
         try:
             for _ in range(50):
-                build.publish(outs[i % 2], tmp_path, "2.13.18/exports")
+                modbuild.publish(outs[i % 2], tmp_path, "2.13.18/exports")
         except Exception as e:      # the failure this test is about
             errors.append(e)
 
@@ -40,10 +40,10 @@ def test_concurrent_publishers_of_one_variant_all_succeed(tmp_path):
 def test_another_process_publishing_meanwhile(tmp_path):
     out = tmp_path / "modules" / "b"
     out.mkdir(parents=True)
-    code = ("import sys; from harness.lttng import build\n"
-            "for _ in range(200): build.publish(sys.argv[1], sys.argv[2], 'exports')\n")
+    code = ("import sys; from harness.lttng.supply import modbuild\n"
+            "for _ in range(200): modbuild.publish(sys.argv[1], sys.argv[2], 'exports')\n")
     procs = [subprocess.Popen([sys.executable, "-c", code, str(out), str(tmp_path)],
-                              cwd=build.paths.REPO, stderr=subprocess.PIPE, text=True)
+                              cwd=modbuild.paths.REPO, stderr=subprocess.PIPE, text=True)
              for _ in range(3)]
     results = [(p.wait(timeout=120), p.stderr.read()) for p in procs]
     assert results == [(0, "")] * 3

@@ -1,4 +1,4 @@
-"""What an LTTng build read from the tree (harness/lttng/reuse.py): recorded from the
+"""What an LTTng build read from the tree (harness/lttng/supply/reuse.py): recorded from the
 build's Kbuild dependency files and its own build tests, and compared with a later
 tree; a difference in anything LTTng reads must forbid reuse, a difference in
 anything else must not."""
@@ -6,7 +6,7 @@ anything else must not."""
 import json
 import os
 
-from harness.lttng import reuse
+from harness.lttng.supply import reuse
 
 SYMVERS = ("0x1234abcd\ttask_prio\tvmlinux\tEXPORT_SYMBOL_GPL\t\n"
            "0x0badf00d\tget_pfnblock_flags_mask\tvmlinux\tEXPORT_SYMBOL_GPL\t\n")

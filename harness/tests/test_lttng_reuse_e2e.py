@@ -1,6 +1,6 @@
 """The inner loop's edit (issue 23 item 6): an export's type changed in the exports series
 rebuilds the kernel, and LTTng's modules are reused from the build of the unedited tree
-(harness/lttng/reuse.py). Proof that reuse is sound: the reused modules equal a fresh
+(harness/lttng/supply/reuse.py). Proof that reuse is sound: the reused modules equal a fresh
 build against the edited tree, byte for byte once debug info, the build id and the
 build directory's name are set aside."""
 
@@ -11,8 +11,8 @@ import pytest
 
 from harness import paths
 from harness.prepare import kernel, variants
-from harness.lttng import build as lbuild
-from harness.lttng import reuse
+from harness.lttng.supply import modbuild
+from harness.lttng.supply import reuse
 
 pytestmark = pytest.mark.e2e
 
@@ -44,15 +44,15 @@ def test_a_reused_lttng_build_equals_a_fresh_build_of_the_edited_tree(tmp_path):
     symvers = (tree.src / "Module.symvers").read_text()
     assert "\ttask_prio\tvmlinux\tEXPORT_SYMBOL\t" in symvers      # the edit is built
     args = dict(kallsyms=stock.lttng_kallsyms, version=stock.lttng_version)
-    donor = lbuild.build(base, stock.lttng_series, cache, **args)
+    donor = modbuild.build(base, stock.lttng_series, cache, **args)
     assert (donor / reuse.MANIFEST).is_file()
     assert reuse.changed(donor, tree.src) == []
-    reused = lbuild.build(tree, stock.lttng_series, cache, **args)
-    source = lbuild.reused_from(reused)
+    reused = modbuild.build(tree, stock.lttng_series, cache, **args)
+    source = modbuild.reused_from(reused)
     assert source is not None, "the edited tree's LTTng build was not reused"
     assert f"tree={tree.key}" not in (reused.parent / source / "facts").read_text()
-    fresh = lbuild.build(tree, stock.lttng_series, cache, fresh=True, **args)
-    assert lbuild.reused_from(fresh) is None and fresh != reused
+    fresh = modbuild.build(tree, stock.lttng_series, cache, fresh=True, **args)
+    assert modbuild.reused_from(fresh) is None and fresh != reused
     names = sorted(k.name for k in (reused / "ko").glob("*.ko"))
     assert names == sorted(k.name for k in (fresh / "ko").glob("*.ko")) and len(names) > 30
     differ = [n for n in names

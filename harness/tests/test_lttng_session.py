@@ -2,7 +2,7 @@
 
 from types import SimpleNamespace
 
-from harness.lttng import session
+from harness.lttng.boot import session
 
 
 class FakeVm:

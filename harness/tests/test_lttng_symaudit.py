@@ -1,4 +1,4 @@
-"""symcheck's view of an LTTng build as lttng rows (harness/lttng/symaudit.py):
+"""symcheck's view of an LTTng build as lttng rows (harness/lttng/rows/symaudit.py):
 each doctored symcheck document must fail its row."""
 
 import copy
@@ -6,7 +6,7 @@ import copy
 import pytest
 
 from harness.oracles import labels
-from harness.lttng import symaudit
+from harness.lttng.rows import symaudit
 
 VIA = "wrapper_kallsyms_lookup_name (lttng_wrapper)"
 

@@ -4,7 +4,8 @@ import subprocess
 
 import pytest
 
-from harness.lttng import guestlines, splice, trace, uprobe
+from harness.lttng.boot import guestlines, trace
+from harness.lttng.rows import splice, uprobe
 
 SYMS = {"level1": 0x401800, "level2": 0x4017c0, "level3": 0x401765}
 GUEST = "ustack-expect pid=139 tgid=138 depth=1 ret=0x401766\n"

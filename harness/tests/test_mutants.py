@@ -294,9 +294,9 @@ def test_only_a_tree_the_mutant_built_is_removed(monkeypatch):
 
 def test_an_lttng_mutant_runs_the_lttng_boot_on_a_scratch_patch_root(tmp_path, monkeypatch):
     """Series "lttng": the LTTng port is edited in a copy of the patch root that the run
-    reads through KSYMLAB_PATCHES (harness/lttng/build.py patches_root()), the run keeps
+    reads through KSYMLAB_PATCHES (harness/lttng/supply/modbuild.py patches_root()), the run keeps
     its LTTng boot, and its lttng rows judge it against a baseline that had one too."""
-    from harness.lttng import build as lttngbuild
+    from harness.lttng.supply import modbuild
     m = next(x for x in CATALOGUE if x.id == "lttng-bdp-limit-from-thresh")
     assert m.target == "lttng" and mutants.baseline_key(m) == "exports+lttng"
     seen = {}
@@ -304,7 +304,7 @@ def test_an_lttng_mutant_runs_the_lttng_boot_on_a_scratch_patch_root(tmp_path, m
     def fake(variant, runs, log, module_src=None, patches=None, extra=()):
         seen.update(extra=extra)
         monkeypatch.setenv("KSYMLAB_PATCHES", str(patches))
-        (f,) = [p for p in lttngbuild.series("exports") if p.name == m.file]
+        (f,) = [p for p in modbuild.series("exports") if p.name == m.file]
         assert f.is_relative_to(patches)
         assert "ctf_integer(unsigned long, limit, thresh)" in f.read_text()
         return 1, report([row("lttng", "writeback/balance_dirty_pages", False)])

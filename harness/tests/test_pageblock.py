@@ -6,7 +6,7 @@ the check that rejects it; the real mutants are recorded in the branch's report.
 
 from harness.checks import pageblock
 from harness.guest import dataport
-from harness.guest.rows import Pageblock, Snapshots
+from harness.guest.schema import Pageblock, Snapshots
 from harness.oracles.readings import GdbReading
 from harness.report import assemble, histograms, html
 from harness.checks.model import VariantResult

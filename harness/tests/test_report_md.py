@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from harness.report import assemble, mdtables
-from harness.report.rows import of_variant
+from harness.report.jsonrows import of_variant
 from harness import paths
 from report_fixture import make_report
 

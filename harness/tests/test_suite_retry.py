@@ -7,7 +7,7 @@ import pytest
 
 from harness.checks.model import Check, VariantResult
 from harness.errors import HarnessError
-from harness.lttng.suite import compare, retry, run as suiterun
+from harness.lttng.suite import compare, retry, runner as suiterun
 from harness.report import assemble
 
 

@@ -2,7 +2,7 @@
 a suite guest's TAP port becomes points (a fault mid-script, a script never run),
 and the report's table (harness/lttng/suite/)."""
 
-from harness.lttng.suite import guest, report, scripts
+from harness.lttng.suite import guest, suite_md, scripts
 
 
 def _script(path, text):
@@ -76,20 +76,20 @@ def test_the_report_table_counts_points_per_script_and_lists_every_failure():
                        {"name": "kernel/test_a:2 two", "result": "fail", "reason": "boom"},
                        {"name": "kernel/test_a:3", "result": "skip", "reason": "no uprobe"}]}
     variants = {"exports-6.12": {"lttng_suite": entry}, "bpf13": {}}
-    rep = {"lttng_suite": report.collect(variants)}
+    rep = {"lttng_suite": suite_md.collect(variants)}
     assert list(rep["lttng_suite"]) == ["exports-6.12"]
     out = []
-    report.markdown(rep, out)
+    suite_md.markdown(rep, out)
     assert "| `kernel/test_a` | 1/1/1 |" in out
     assert "- exports-6.12: `kernel/test_a:2 two`: boom" in out
     assert any("exports-6.12 LTTng 2.13.18 on 6.12.118." in line for line in out)
     # each guest's clocksource once, in boot order; "?" where a console named none
     entry["clocks"] = ["tsc", "refined-jiffies", "tsc", None]
     out = []
-    report.markdown(rep, out)
+    suite_md.markdown(rep, out)
     assert any("on 6.12.118 (clock: tsc, refined-jiffies, ?)." in line for line in out)
     empty = []
-    report.markdown({"lttng_suite": {}}, empty)
+    suite_md.markdown({"lttng_suite": {}}, empty)
     assert empty == []
 
 
@@ -105,15 +105,15 @@ def test_the_guest_takes_only_the_listed_parts_of_host_packages():
 
 
 def test_copies_of_one_host_file_are_packed_once(tmp_path):
-    from harness.lttng import initramfs
+    from harness.lttng.supply import image
     a = tmp_path / "perl"
     a.write_text("x")
     (tmp_path / "perl5").hardlink_to(a)
     files = {"/usr/bin/perl": a, "/usr/bin/perl5.36.0": tmp_path / "perl5"}
-    text = initramfs.cpio_list(files, (), link_copies=True)
+    text = image.cpio_list(files, (), link_copies=True)
     assert f"file /usr/bin/perl {a} 0644 0 0" in text
     assert "slink /usr/bin/perl5.36.0 /usr/bin/perl 0777 0 0" in text
-    plain = initramfs.cpio_list(files, ())
+    plain = image.cpio_list(files, ())
     assert "slink" not in plain.split("busybox")[-1] and plain.count("file /usr/bin/perl") == 2
 
 
@@ -121,7 +121,7 @@ def _lttng_run_failing(monkeypatch, tmp_path, where):
     """rows_or_failure with every host step stubbed and `where` raising a fault."""
     from types import SimpleNamespace
     from harness.errors import HarnessError
-    from harness.lttng import run as lttngrun
+    from harness.lttng import step
     out = tmp_path / "build"
     out.mkdir(exist_ok=True)
     (out / "build.log").write_text("")
@@ -130,17 +130,17 @@ def _lttng_run_failing(monkeypatch, tmp_path, where):
         raise HarnessError("oops", "BUG: kernel NULL pointer dereference")
     steps = {"build": lambda *a, **k: out, "boot": lambda *a, **k: None}
     steps[where] = fault
-    monkeypatch.setattr(lttngrun.lbuild, "build", steps["build"])
-    monkeypatch.setattr(lttngrun.lbuild, "publish", lambda *a: out)
-    monkeypatch.setattr(lttngrun.symaudit, "read", lambda *a: ({}, {}, None))
-    monkeypatch.setattr(lttngrun.symaudit, "summary", lambda *a: {})
-    monkeypatch.setattr(lttngrun.fetch, "userspace_root", lambda *a: tmp_path)
-    monkeypatch.setattr(lttngrun.initramfs, "build", lambda *a, **k: out / "build.log")
-    monkeypatch.setattr(lttngrun.session, "boot", steps["boot"])
+    monkeypatch.setattr(step.modbuild, "build", steps["build"])
+    monkeypatch.setattr(step.modbuild, "publish", lambda *a: out)
+    monkeypatch.setattr(step.symaudit, "read", lambda *a: ({}, {}, None))
+    monkeypatch.setattr(step.symaudit, "summary", lambda *a: {})
+    monkeypatch.setattr(step.fetch, "userspace_root", lambda *a: tmp_path)
+    monkeypatch.setattr(step.image, "build", lambda *a, **k: out / "build.log")
+    monkeypatch.setattr(step.session, "boot", steps["boot"])
     variant = SimpleNamespace(name="shipped", lttng_series="shipped", lttng_kallsyms=True,
                               lttng_version="2.13.9")
     opts = SimpleNamespace(cache=tmp_path, scenario=None)
-    return lttngrun.rows_or_failure(variant, None, tmp_path / "v", opts)
+    return step.rows_or_failure(variant, None, tmp_path / "v", opts)
 
 
 def test_a_boot_that_faults_keeps_the_build_for_the_suite(monkeypatch, tmp_path):
@@ -160,10 +160,10 @@ def test_scripts_that_cannot_run_are_listed_once_per_reason_with_their_variants(
                     "scripts": [bail, ran]},
         "stock": {"tests": [{"name": "kernel/test_a:1", "result": "pass", "reason": ""}],
                   "scripts": [bail, ran]}}}
-    assert report.cannot_run(rep) == [("tools/filtering/test_valid_filter", "No UST binary",
+    assert suite_md.cannot_run(rep) == [("tools/filtering/test_valid_filter", "No UST binary",
                                        ["exports", "stock"])]
     out = []
-    report.markdown(rep, out)
+    suite_md.markdown(rep, out)
     assert "- `tools/filtering/test_valid_filter` on exports, stock: No UST binary" in out
     # its failing points are one line per variant; another script's are listed
     for e in rep["lttng_suite"].values():
@@ -172,13 +172,13 @@ def test_scripts_that_cannot_run_are_listed_once_per_reason_with_their_variants(
     rep["lttng_suite"]["stock"]["tests"].append(
         {"name": "kernel/test_a:2 two", "result": "fail", "reason": "boom"})
     out = []
-    report.markdown(rep, out)
+    suite_md.markdown(rep, out)
     assert "5 failing point(s):" in out
     assert "- stock: `kernel/test_a:2 two`: boom" in out
     assert "- exports: 2 point(s) of `tools/filtering/test_valid_filter`, which cannot run " \
            "here (above)" in out
     assert not any("test_valid_filter:2" in line for line in out)
-    assert "test_valid_filter" in report.html(rep, lambda head, rows, classes=None: str(rows))
+    assert "test_valid_filter" in suite_md.html(rep, lambda head, rows, classes=None: str(rows))
 
 
 def test_a_program_a_script_runs_from_libs_is_found_there(tmp_path):

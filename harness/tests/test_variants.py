@@ -139,17 +139,17 @@ def test_every_builtin_lttng_series_resolves_and_each_line_names_its_release():
     """Each built-in [lttng] table names a release that is pinned and a series whose
     patches exist (a series of another release in its own folder); the 6.1 line runs
     Debian 12's 2.13.9, the 6.12 line Debian 13's 2.13.18 (2.13.9 does not build there)."""
-    from harness.lttng import build
+    from harness.lttng.supply import modbuild
     seen = {}
     for v in variants.builtin().values():
         if not v.lttng_series:
             continue
-        assert build.series(v.lttng_series), v.name
+        assert modbuild.series(v.lttng_series), v.name
         seen[v.name] = (v.kernel_line, v.lttng_version)
     assert {n: r for n, (line, r) in seen.items() if line == "6.1"} == \
         {"exports": "2.13.9", "kallsyms": "2.13.9", "stock": "2.13.9", "exports-v2": "2.13.9"}
     assert {n: r for n, (line, r) in seen.items() if line == "6.12"} == \
         {"exports-6.12": "2.13.18", "kallsyms-6.12": "2.13.18", "stock-6.12": "2.13.18",
          "exports-v2-6.12": "2.13.18"}
-    patches = {p.parent.name for p in build.series("2.13.18/exports")}
+    patches = {p.parent.name for p in modbuild.series("2.13.18/exports")}
     assert patches == {"2.13.18"}

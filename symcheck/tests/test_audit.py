@@ -259,12 +259,12 @@ def lttng_build():
         assert tree, "KSYMLAB_LTTNG_MODULES needs KSYMLAB_LTTNG_KERNEL, the tree it was built against"
     else:
         from harness.prepare import kernel
-        from harness.lttng import build as lbuild
+        from harness.lttng.supply import modbuild
         from harness.options import RunOptions
         opts = RunOptions.from_env()
         (v,) = opts.select(["stock"])
         t = kernel.prepare(v, opts.cache)
-        mods = str(lbuild.build(t, v.lttng_series, opts.cache, kallsyms=v.lttng_kallsyms) / "ko")
+        mods = str(modbuild.build(t, v.lttng_series, opts.cache, kallsyms=v.lttng_kallsyms) / "ko")
         tree = str(t.src)
     kos = sorted(os.path.join(dp, f) for dp, _, fs in os.walk(mods) for f in fs if f.endswith(".ko"))
     assert kos, "no .ko under %s" % mods

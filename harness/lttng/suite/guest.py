@@ -16,8 +16,8 @@ from ...errors import HarnessError
 from ...guest.qemu import QemuSession, serial_file_args
 from ...guest.tsc import clocksource
 from ...progress import say
-from .. import initramfs as lttng_initramfs
-from ..session import APPEND
+from ..supply import image
+from ..boot.session import APPEND
 from . import tap
 
 INIT = paths.GUEST / "lttng-suite-init"
@@ -57,7 +57,7 @@ def spec(build_dir, suite_files, params, script_list, etc):
         files[f"/etc/{f.name}"] = f
     # a host program of the same name (coreutils' cat, echo, ...) wins over busybox's
     applets = [a for a in APPLETS if f"/bin/{a}" not in files]
-    return lttng_initramfs.cpio_list(files, applets, step="suite", link_copies=True)
+    return image.cpio_list(files, applets, step="suite", link_copies=True)
 
 
 def blocks(text):

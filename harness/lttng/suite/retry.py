@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ...errors import HarnessError
 from ...progress import say
-from . import compare, run as suiterun
+from . import compare, runner as suiterun
 
 
 @dataclass(frozen=True)

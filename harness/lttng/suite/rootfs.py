@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 
 from ...errors import HarnessError
-from .. import guestroot
+from ..supply import guestroot
 
 BIN = ("/bin/", "/sbin/", "/usr/bin/", "/usr/sbin/")
 PYLIB = ("/usr/lib/python3.11/", "/usr/lib/python3/dist-packages/")

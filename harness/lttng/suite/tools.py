@@ -20,7 +20,7 @@ from ...prepare import cache as cachemod
 from ...errors import HarnessError
 from ...proc import discard, run_logged
 from ...progress import say
-from ..archive import Pin, source
+from ..supply.archive import Pin, source
 from .rootfs import is_elf
 
 # Debian 12's lttng-tools source (the userspace the LTTng boots run), checksums

@@ -15,9 +15,9 @@ each looked-up address is stored as with the kernel's DWARF. Rows:
   symcheck/calltypes       no by-name call whose type LTTng and the kernel disagree on
 """
 
-from ..prepare import symcheck
-from ..checks.model import Check
-from ..checks.symbols import calltypes_row
+from ...prepare import symcheck
+from ...checks.model import Check
+from ...checks.symbols import calltypes_row
 from .coverage import NOT_LOOKED_UP
 
 # The names the seed series gives LTTng another way (export, tracepoint argument).

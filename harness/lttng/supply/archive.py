@@ -14,10 +14,10 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..prepare.digest import file_digest
-from ..errors import HarnessError
-from ..proc import run_logged
-from ..progress import say
+from ...prepare.digest import file_digest
+from ...errors import HarnessError
+from ...proc import run_logged
+from ...progress import say
 
 MIRROR = "http://deb.debian.org/debian"
 KEYRING = Path("/usr/share/keyrings/debian-archive-keyring.gpg")
@@ -62,7 +62,7 @@ def apt_conf(root):
 
 def sources_list(suite, mirror=MIRROR, keyring=KEYRING):
     """Its sources: the suite's binaries and sources, signed by `keyring`."""
-    return (f"# {suite}, for ksymlab only (harness/lttng/archive.py)\n"
+    return (f"# {suite}, for ksymlab only (harness/lttng/supply/archive.py)\n"
             f"deb [signed-by={keyring}] {mirror} {suite} main\n"
             f"deb-src [signed-by={keyring}] {mirror} {suite} main\n")
 
@@ -135,7 +135,7 @@ def _acquire(pin, cache, dest, log, argv, index):
         has = ", ".join(known) if known else "no version at all"
         raise HarnessError("lttng", f"{pin.where} no longer has {pin.package} {pin.version} "
                                     f"(it has: {has}); pin another version in "
-                                    f"harness/lttng/fetch.py", log)
+                                    f"harness/lttng/supply/fetch.py", log)
     return dest
 
 

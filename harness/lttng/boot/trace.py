@@ -4,13 +4,13 @@ JSON, so unit tests feed doctored summaries without a trace."""
 
 from pathlib import Path
 
-from ..errors import HarnessError
+from ...errors import HarnessError
 
 # The events whose values are checked; every other event is only counted.
 WRITEBACK = ("writeback_global_dirty_state", "writeback_balance_dirty_pages")
 # The userspace probe lttng-init puts on the ustack program's level2() (uprobe.py).
 UPROBE_EVENT = "ksymlab_uprobe_level2"
-# The event that marks where gdb stopped the guest (harness/lttng/gdbstop.py).
+# The event that marks where gdb stopped the guest (harness/lttng/boot/gdbstop.py).
 STOP_EVENT = "syscall_entry_sethostname"
 WB_FIELDS = {"writeback_global_dirty_state": ("dirty_limit", "background_thresh",
                                               "dirty_thresh"),

@@ -4,8 +4,8 @@ module) and the tree's modules.order, so that the guest can load the probe."""
 
 from pathlib import Path
 
-from ..prepare import symcheck
-from ..errors import HarnessError
+from ...prepare import symcheck
+from ...errors import HarnessError
 
 
 def _name(path):

@@ -26,7 +26,7 @@ import os
 import re
 from pathlib import Path
 
-from ..prepare.digest import bytes_digest, file_digest
+from ...prepare.digest import bytes_digest, file_digest
 
 MANIFEST = "inputs.json"
 # Read by every external module build whatever its sources include.

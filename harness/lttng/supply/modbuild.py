@@ -9,11 +9,11 @@ import threading
 import time
 from pathlib import Path
 
-from .. import paths
-from ..prepare import cache as cachemod
-from ..errors import HarnessError
-from ..proc import discard, run_logged
-from ..progress import say
+from ... import paths
+from ...prepare import cache as cachemod
+from ...errors import HarnessError
+from ...proc import discard, run_logged
+from ...progress import say
 from . import fetch, reuse, treemods
 
 def patches_root():

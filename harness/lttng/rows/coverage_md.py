@@ -2,9 +2,10 @@
 every name LTTng 2.13.9 resolves by kallsyms x variant -> how this LTTng got it
 and what the run shows of the feature (each variant's LTTng release named)."""
 
-from ..errors import HarnessError
-from ..report import mdtables
-from . import build, session
+from ...errors import HarnessError
+from ...report import mdtables
+from ..supply import modbuild
+from ..boot import session
 from .coverage import NAMES
 
 # The shipped prio-context crash (issue 13): a finding of the `shipped` series.
@@ -39,7 +40,7 @@ def coverage(variants):
 
 def _has_fix(series):
     try:
-        return any(p.name == PRIO_FIX for p in build.series(series))
+        return any(p.name == PRIO_FIX for p in modbuild.series(series))
     except HarnessError:
         return None
 

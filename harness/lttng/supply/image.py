@@ -8,10 +8,10 @@ import subprocess
 import threading
 from pathlib import Path
 
-from ..prepare import initramfs as base
-from .. import paths
-from ..errors import HarnessError
-from ..progress import say
+from ...prepare import initramfs as base
+from ... import paths
+from ...errors import HarnessError
+from ...progress import say
 from . import guestroot
 
 INIT = paths.GUEST / "lttng-init"

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from ...errors import HarnessError
 from ...progress import say
-from .. import initramfs as lttng_initramfs
-from ..build import kernel_release
+from ..supply import image
+from ..supply.modbuild import kernel_release
 from . import guest, rootfs, scripts, tap, tools
 
 DEFAULT_TIMEOUT = 300       # seconds per script in the guest (`timeout -k 10`)
@@ -55,7 +55,7 @@ def run_suite(variant, tree, lttng_build_dir, vdir, opts, timeout=DEFAULT_TIMEOU
         listing = sdir / f"scripts-{n}"
         listing.write_text("\n".join(left) + "\n")
         text = guest.spec(lttng_build_dir, files, params, listing, etc)
-        return lttng_initramfs.pack(text, tree, None, sdir / f"suite-initramfs-{n}",
+        return image.pack(text, tree, None, sdir / f"suite-initramfs-{n}",
                                     variant.name, step="suite")
 
     say("suite", f"{variant.name}: {len(chosen)} of lttng-tools' kernel test scripts, "

@@ -33,11 +33,11 @@ import struct
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ..checks.confusions import pair
-from ..checks.enums import Source
-from ..checks.model import Check, hex_text
-from ..errors import HarnessError
-from .checks import lost_row
+from ...checks.confusions import pair
+from ...checks.enums import Source
+from ...checks.model import Check, hex_text
+from ...errors import HarnessError
+from .features import lost_row
 
 FEATURE = "callstack_kernel"
 RECORDER = "stack_trace_save"

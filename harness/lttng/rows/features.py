@@ -19,7 +19,7 @@ against oracles that do not go through LTTng:
   kmem             get_pfnblock_flags_mask  the kmem probe loads; migratetype = gfp bits
   statedump_irq    irq_to_desc           gdb's walk of the irq descriptors (allocated_irqs,
                                          irq_desc_tree or sparse_irqs) + /proc/interrupts
-`truth` is what gdb read when it stopped the guest (harness/lttng/gdbstop.py),
+`truth` is what gdb read when it stopped the guest (harness/lttng/boot/gdbstop.py),
 None when it read nothing: then every gdb source is missing and the rows fail.
 A feature listed in the variant's `lttng.lost` must be absent: present and
 right, the expectation is wrong (fails); absent and not listed, LTTng lost it
@@ -29,12 +29,12 @@ right, the expectation is wrong (fails); absent and not listed, LTTng lost it
 from dataclasses import replace
 from types import SimpleNamespace
 
-from ..checks.blockdev import partition_disk
-from ..checks.enums import Agreement
-from ..checks.confusions import pair
-from ..checks.model import Check
-from ..checks.ustack import addresses, neighbours, stack_confusions
-from ..oracles.sched_prio import expected_prio
+from ...checks.blockdev import partition_disk
+from ...checks.enums import Agreement
+from ...checks.confusions import pair
+from ...checks.model import Check
+from ...checks.ustack import addresses, neighbours, stack_confusions
+from ...oracles.sched_prio import expected_prio
 
 FEATURES = ("prio", "callstack_user", "callstack_kernel", "statedump_block", "writeback", "kmem",
             "statedump_irq", "uprobe", "splice")

@@ -11,9 +11,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from ..errors import HarnessError
-from ..proc import run_logged
-from ..progress import say
+from ...errors import HarnessError
+from ...proc import run_logged
+from ...progress import say
 from .archive import Pin, download
 
 MODULES_PACKAGE = "lttng-modules-dkms"

@@ -5,7 +5,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from ..errors import HarnessError
+from ...errors import HarnessError
 
 PROGRAMS = ("usr/bin/lttng", "usr/bin/lttng-sessiond",
             "usr/lib/x86_64-linux-gnu/lttng/libexec/lttng-consumerd")

@@ -5,8 +5,8 @@ prints each channel's output mode (`lttng --mi xml list`); the row holds when
 every channel of the session splices and the trace the consumer wrote has its
 events, none discarded."""
 
-from ..checks.enums import Source
-from . import checks
+from ...checks.enums import Source
+from . import features
 
 CHANNELS = 2        # k and u (lttng-init)
 
@@ -18,5 +18,5 @@ def rows(summary, guest, lost, why):
     sources = {Source.LTTNG_LIST: " ".join(modes) or None,
                Source.LTTNG: f"{events} events, {summary.get('discarded', 0)} discarded"}
     right = modes == ["SPLICE"] * CHANNELS and events > 0 and not summary.get("discarded")
-    return [checks.lost_row(("lttng", "splice/output"), "splice", events > 0, right, lost, why,
+    return [features.lost_row(("lttng", "splice/output"), "splice", events > 0, right, lost, why,
                              sources, {"channels": len(modes)})]

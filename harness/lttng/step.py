@@ -13,9 +13,10 @@ from pathlib import Path
 from ..checks.model import Check, frozen
 from ..errors import HarnessError
 from ..progress import say
-from . import build as lbuild
-from . import (checks, coverage, fetch, guestlines, initramfs, kstack, kvmprobe, session,
-               splice, symaudit, trace, uprobe)
+from .supply import modbuild
+from .rows import features, coverage, kstack, kvmprobe, splice, symaudit, uprobe
+from .supply import fetch, image
+from .boot import guestlines, session, trace
 from ..prepare import initramfs as guestbuild
 
 WHY = {
@@ -40,11 +41,11 @@ def run_lttng(variant, tree, vdir, opts, series=None, kallsyms=None, prio=True):
     ldir.mkdir(parents=True, exist_ok=True)
     facts = {"version": variant.lttng_version, "series": series, "kallsyms": kallsyms}
     t0 = time.monotonic()
-    out = lbuild.build(tree, series, opts.cache, kallsyms=kallsyms,
+    out = modbuild.build(tree, series, opts.cache, kallsyms=kallsyms,
                        version=variant.lttng_version)
     facts["build_dir"] = str(out)
-    facts["reused_from"] = lbuild.reused_from(out)
-    facts["published"] = str(lbuild.publish(out, opts.cache, f"{variant.name}-{series}"))
+    facts["reused_from"] = modbuild.reused_from(out)
+    facts["published"] = str(modbuild.publish(out, opts.cache, f"{variant.name}-{series}"))
     shutil.copy2(out / "build.log", ldir / "build.log")
     facts["build_s"] = round(time.monotonic() - t0, 1)
     # symcheck on the modules this boot loads (host side, before the guest)
@@ -54,7 +55,7 @@ def run_lttng(variant, tree, vdir, opts, series=None, kallsyms=None, prio=True):
     facts["symcheck"] = symaudit.summary(audit, symchecked, calltypes)
     t0 = time.monotonic()
     userspace = fetch.userspace_root(opts.cache)
-    initrd = initramfs.build(tree, out, userspace, opts.scenario, ldir, opts.cache,
+    initrd = image.build(tree, out, userspace, opts.scenario, ldir, opts.cache,
                              variant.name, series, prio=prio)
     facts["initramfs_bytes"] = initrd.stat().st_size
     facts["initramfs_s"] = round(time.monotonic() - t0, 1)
@@ -75,7 +76,7 @@ def run_lttng(variant, tree, vdir, opts, series=None, kallsyms=None, prio=True):
     facts["gdb"] = {"stop_pid": truth["stop"]["pid"], "tasks": len(truth["tasks"]),
                     "block_devices": len(truth["block_class"]),
                     "dirty_limit": truth["global_wb_domain"]["dirty_limit"]}
-    rows = checks.compare(summary, guest, variant.lttng_lost, WHY, truth)
+    rows = features.compare(summary, guest, variant.lttng_lost, WHY, truth)
     rows += kvmprobe.rows(tree.src, out, guest)
     program = guestbuild.build_guest_program("lttng-ustack.c", opts.cache)
     rows += tuple(uprobe.rows(summary, guest, uprobe.functions(program), variant.lttng_lost,

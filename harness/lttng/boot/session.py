@@ -14,9 +14,9 @@ import tarfile
 import time
 from pathlib import Path
 
-from ..errors import HarnessError
-from ..progress import say
-from ..guest.qemu import QemuSession, serial_file_args
+from ...errors import HarnessError
+from ...progress import say
+from ...guest.qemu import QemuSession, serial_file_args
 from . import gdbstop
 
 DONE = "KSYMLAB-LTTNG-DONE"

@@ -8,10 +8,10 @@ address before the handlers run (handle_swbp()), so the ip is level2's."""
 
 import subprocess
 
-from ..checks.confusions import pair
-from ..checks.enums import Source
-from . import checks
-from .trace import UPROBE_EVENT
+from ...checks.confusions import pair
+from ...checks.enums import Source
+from . import features
+from ..boot.trace import UPROBE_EVENT
 
 FUNCTION = "level2"
 
@@ -46,5 +46,5 @@ def rows(summary, guest, syms, lost, why):
             "confusions": {
                 "the neighbouring function's": pair(want, neighbours[0] if neighbours else None),
                 "the trap's ip (one byte on)": pair(want, want + 1 if want is not None else None)}}
-    return [checks.lost_row(("lttng", f"uprobe/{FUNCTION}"), "uprobe", bool(events), right,
+    return [features.lost_row(("lttng", f"uprobe/{FUNCTION}"), "uprobe", bool(events), right,
                              lost, why, sources, info)]

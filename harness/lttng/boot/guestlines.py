@@ -1,7 +1,7 @@
 """The LTTng guest's oracle lines (ttyS1): `<kind> key=value ...`, up to
 KSYMLAB-LTTNG-END."""
 
-from ..errors import HarnessError
+from ...errors import HarnessError
 
 END = "KSYMLAB-LTTNG-END"
 INTS = {"pid", "tgid", "value", "deadline", "period", "depth", "ret", "idx", "ip", "major",

@@ -6,10 +6,10 @@ host attaches gdb (gdbscripts/ksymlab_lttng.py), which arms a breakpoint on
 sethostname(2)'s handler, and answers "go"; the init runs `hostname`, LTTng
 records syscall_entry_sethostname, and gdb stops the guest in the handler and
 reads every task's prio, the block class and global_wb_domain. That event marks
-in the trace the instant gdb read (harness/lttng/trace.py `stop`)."""
+in the trace the instant gdb read (harness/lttng/boot/trace.py `stop`)."""
 
-from ..errors import HarnessError
-from ..oracles.gdb import GDB_TIMEOUT, GdbSession
+from ...errors import HarnessError
+from ...oracles.gdb import GDB_TIMEOUT, GdbSession
 
 ARM = "KSYMLAB-LTTNG-ARM"
 BREAKPOINT = "__x64_sys_sethostname"     # arch/x86 syscall wrapper (6.1, 6.12)
