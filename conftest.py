@@ -20,7 +20,7 @@ ALLOWED_SKIPS = (
     (r"^no kernel tree with tools/testing/kunit in the cache$",
      "kunit.py is taken from a kernel tree in the cache; only `make run` and the e2e "
      "tests build trees, so `make unit` on an empty cache has none (`make check` "
-     "builds them before harness/tests/test_report_md.py runs)"),
+     "builds them before harness/tests/report/test_report_md.py runs)"),
 )
 
 

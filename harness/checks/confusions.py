@@ -10,7 +10,7 @@ The audit is per value kind: a sampler takes one code path for every row of
 its kind, so one row where the right value differs from the confused one is
 enough to catch that mix-up. A (kind, confusion) no row of the run tells apart
 is weak: the report names it and the rows that could not, and a weak one on
-the default scenario fails make check (harness/tests/test_e2e.py). A kind's
+the default scenario fails make check (harness/tests/e2e/test_e2e.py). A kind's
 confusion that no row carried at all is "not read": the state gives no
 evidence either way, which is weak too.
 """

@@ -11,7 +11,7 @@ from .coverage import NAMES
 # The shipped prio-context crash (issue 13): a finding of the `shipped` series.
 # `make run` does not boot it (the boot ends in the panic); the e2e test does.
 PRIO_FIX = "0002-Fix-prio-context-look-up-task_prio-before-the-contex.patch"
-PRIO_CRASH_TEST = ("harness/tests/test_lttng_e2e.py::"
+PRIO_CRASH_TEST = ("harness/tests/e2e/test_lttng_e2e.py::"
                    "test_shipped_lttng_prio_context_is_one_classified_panic")
 PRIO_CRASH_RELEASE = "2.13.9"
 # Later releases look nothing up for the prio context (lttng-modules 43b9f043 and

@@ -8,7 +8,7 @@ from dataclasses import replace
 from harness.checks import confusions
 from harness.report import confusions_md
 from harness.report.html import _table
-from harness.tests.test_compare import TRUTH, block, cmp, data, failing
+from harness.tests.checks.test_compare import TRUTH, block, cmp, data, failing
 
 # gdb's tasks as ksymlab_verify.read_tasks() reads them now: init (pid 1) and a
 # nice-5 sleep (pid 7), each leading its own group, neither boosted.

@@ -17,7 +17,7 @@ from harness import paths
 from harness.guest import vmcore
 from harness.errors import HarnessError
 from harness.oracles.readings import DrgnReading
-from harness.tests.test_compare import TRUTH, as_report, data, reading, with_memory
+from harness.tests.checks.test_compare import TRUTH, as_report, data, reading, with_memory
 
 
 def drgn_of(d, truth):

@@ -13,7 +13,7 @@ from harness.errors import HarnessError
 from harness.oracles import drgn
 from harness.oracles.readings import DrgnReading, GdbReading
 from harness.tests.readings_fixture import DRGN, GDB, drgn_reading, gdb_reading
-from harness.tests.test_gdb_names import fake_session
+from harness.tests.oracles.test_gdb_names import fake_session
 
 
 def test_the_fixture_readings_parse_into_records():
