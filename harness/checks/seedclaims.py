@@ -35,8 +35,8 @@ from functools import lru_cache
 from .. import paths
 from ..prepare import symcheck
 from ..progress import say
-from .enums import Source
-from .model import Check
+from ..model.enums import Source
+from ..model.results import Check
 from ..errors import HarnessError
 
 SEED_DIR = paths.REPO / "patches" / "seeds"

@@ -1,7 +1,7 @@
 from dataclasses import replace
 
 from harness.checks import seedclaims, seeds
-from harness.checks.model import Check, StepError, VariantResult
+from harness.model.results import Check, StepError, VariantResult
 
 
 ALL = tuple(f"{i}/9" for i in range(1, 10))
