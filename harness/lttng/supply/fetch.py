@@ -14,7 +14,7 @@ from pathlib import Path
 from ...errors import HarnessError
 from ...proc import run_logged
 from ...progress import say
-from ...prepare.pins import DEFAULT_VERSION, MODULES_PACKAGE, RELEASES
+from ...prepare.pins import DEFAULT_VERSION, RELEASES
 from .archive import download
 
 # lttng-tools and the closure of the shared libraries its three programs link
