@@ -17,9 +17,10 @@ from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 
-from .oracles import addr2line, drgn, gdb, labels
+from .oracles import addr2line, drgn, gdb
+from .checks import labels
 from .checks import drgn_columns, seedclaims, seeds
-from .checks.model import StepError, VariantResult
+from .model.results import StepError, VariantResult
 from .checks.symbols import compare_symcheck
 from .checks.variant import compare_variant, expect_degraded
 from .guest import dataport, kaslr, vmcore

@@ -10,7 +10,7 @@ import shutil
 import time
 from pathlib import Path
 
-from ..checks.model import Check, frozen
+from ..model.results import Check, frozen
 from ..errors import HarnessError
 from ..progress import say
 from .supply import modbuild

@@ -3,10 +3,10 @@
 import json
 
 from ..checks import confusions, crossvariant, seeds
-from . import (calltypes_md, confusions_md, histograms, html, mdtables,
-                    oracles_md, timings)
+from . import calltypes_md, confusions_md, histograms, html, oracles_md, timings
+from .. import mdtables
 from .jsonrows import fmt, kinds, label, of_variant, source_names, sources_text
-from ..oracles import labels
+from ..checks import labels
 from ..lttng.rows import coverage_md
 from ..lttng.suite import compare as suitecompare, suite_md
 

@@ -4,7 +4,7 @@ the right value from the confused one; the weak ones with the rows that could no
 
 from html import escape
 
-from . import mdtables
+from .. import mdtables
 from ..checks.confusions import not_audited, weak
 
 

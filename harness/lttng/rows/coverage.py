@@ -11,7 +11,7 @@ writeback probe names it nowhere. "Feature" comes from this run's lttng:* rows."
 import subprocess
 from pathlib import Path
 
-from ...checks.model import Check
+from ...model.results import Check
 
 # name -> (the feature whose rows prove it, the LTTng feature in words)
 NAMES = {

@@ -30,9 +30,9 @@ from dataclasses import replace
 from types import SimpleNamespace
 
 from ...checks.blockdev import partition_disk
-from ...checks.enums import Agreement
+from ...model.enums import Agreement
 from ...checks.confusions import pair
-from ...checks.model import Check
+from ...model.results import Check
 from ...checks.ustack import addresses, neighbours, stack_confusions
 from ...oracles.sched_prio import expected_prio
 

@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ...checks.confusions import pair
-from ...checks.enums import Source
-from ...checks.model import Check, hex_text
+from ...model.enums import Source
+from ...model.results import Check, hex_text
 from ...errors import HarnessError
 from .features import lost_row
 

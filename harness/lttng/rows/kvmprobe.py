@@ -11,8 +11,8 @@ succeeded, not what the probe would record."""
 
 from pathlib import Path
 
-from ...checks.enums import Source
-from ...checks.model import Check
+from ...model.enums import Source
+from ...model.results import Check
 
 PROBE = "lttng-probe-kvm-x86"
 WHY = "no kvm_exit fires in a TCG guest (no VMX): the probe's load is checked"

@@ -5,7 +5,7 @@ prints each channel's output mode (`lttng --mi xml list`); the row holds when
 every channel of the session splices and the trace the consumer wrote has its
 events, none discarded."""
 
-from ...checks.enums import Source
+from ...model.enums import Source
 from . import features
 
 CHANNELS = 2        # k and u (lttng-init)

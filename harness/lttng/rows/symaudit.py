@@ -16,7 +16,7 @@ each looked-up address is stored as with the kernel's DWARF. Rows:
 """
 
 from ...prepare import symcheck
-from ...checks.model import Check
+from ...model.results import Check
 from ...checks.symbols import calltypes_row
 from .coverage import NOT_LOOKED_UP
 

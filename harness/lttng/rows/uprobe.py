@@ -9,7 +9,7 @@ address before the handlers run (handle_swbp()), so the ip is level2's."""
 import subprocess
 
 from ...checks.confusions import pair
-from ...checks.enums import Source
+from ...model.enums import Source
 from . import features
 from ..boot.trace import UPROBE_EVENT
 

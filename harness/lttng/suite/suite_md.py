@@ -4,7 +4,7 @@ stock variant (compare.py) and every failing point."""
 
 from html import escape as ESC
 
-from ...report import mdtables
+from ... import mdtables
 
 
 def collect(variants):

@@ -20,7 +20,8 @@ from ...prepare import cache as cachemod
 from ...errors import HarnessError
 from ...proc import discard, run_logged
 from ...progress import say
-from ..supply.archive import Pin, source
+from ...prepare.pins import Pin
+from ..supply.archive import source
 from .rootfs import is_elf
 
 # Debian 12's lttng-tools source (the userspace the LTTng boots run), checksums

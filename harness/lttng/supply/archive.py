@@ -11,33 +11,15 @@ pinned sha256."""
 import fcntl
 import os
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
 from ...prepare.digest import file_digest
+from ...prepare.pins import MIRROR, Pin  # noqa: F401  (Pin: the type of what is fetched)
 from ...errors import HarnessError
 from ...proc import run_logged
 from ...progress import say
 
-MIRROR = "http://deb.debian.org/debian"
 KEYRING = Path("/usr/share/keyrings/debian-archive-keyring.gpg")
-
-
-@dataclass(frozen=True)
-class Pin:
-    """One package at one version, with the sha256 of its .deb."""
-    package: str
-    version: str        # Debian's version, e.g. 2.13.18-1+deb13u1
-    sha256: str
-    suite: str = ""     # "": the host's own apt; else a private configuration for it
-
-    @property
-    def spec(self):
-        return f"{self.package}={self.version}"
-
-    @property
-    def where(self):
-        return f"{self.suite}'s archive ({MIRROR})" if self.suite else "the host's apt sources"
 
 
 def apt_conf(root):

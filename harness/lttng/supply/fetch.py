@@ -14,20 +14,9 @@ from pathlib import Path
 from ...errors import HarnessError
 from ...proc import run_logged
 from ...progress import say
-from .archive import Pin, download
+from ...prepare.pins import DEFAULT_VERSION, RELEASES
+from .archive import download
 
-MODULES_PACKAGE = "lttng-modules-dkms"
-# LTTng version -> the pinned .deb of its source (sha256 from the suite's Packages index)
-RELEASES = {
-    # Debian 12's shipped tracer, from the host's own apt
-    "2.13.9": Pin(MODULES_PACKAGE, "2.13.9-1+deb12u1",
-                  "385d40aa872c30a76d49d14be564d8043d92e929d56e9172ef22ff2082bb356d"),
-    # Debian 13's: the first of Debian's LTTng releases that builds on 6.12
-    "2.13.18": Pin(MODULES_PACKAGE, "2.13.18-1+deb13u1",
-                   "2ed7e853b8c01d67335d6c8659f245741dffd5379318559b3f2abeb6e2723eb8",
-                   suite="trixie"),
-}
-DEFAULT_VERSION = "2.13.9"
 # lttng-tools and the closure of the shared libraries its three programs link
 # (readelf NEEDED, resolved inside the unpacked tree: see guestroot.py).
 USERSPACE_PACKAGES = (

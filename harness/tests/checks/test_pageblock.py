@@ -9,7 +9,7 @@ from harness.guest import dataport
 from harness.guest.schema import Pageblock, Snapshots
 from harness.oracles.readings import GdbReading
 from harness.report import assemble, histograms, html
-from harness.checks.model import VariantResult
+from harness.model.results import VariantResult
 from harness.tests.readings_fixture import gdb_json, results, snapshot
 
 ORDER = 10

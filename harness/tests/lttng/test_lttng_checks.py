@@ -310,7 +310,7 @@ def test_writeback_at_the_stop_is_lost_when_expected():
 def test_every_lttng_source_is_labelled():
     """The report's label table says what each LTTng row's source shares with
     LTTng; a source without a label would count as 'unlabelled'."""
-    from harness.oracles import labels
+    from harness.checks import labels
     sources = {s for c in features.compare(SUMMARY, guestlines.parse(GUEST_TEXT), (),
                                          truth=TRUTH) for s in c.sources}
     sources |= {s for c in features.compare(SUMMARY, guestlines.parse(GUEST_TEXT), (),

@@ -45,7 +45,7 @@ def test_global_wb_domain_named_is_a_lookup(build_dir):
 
 
 def test_feature_status_follows_the_rows(build_dir):
-    from harness.checks.model import Check
+    from harness.model.results import Check
     good = [Check("lttng", "prio/nice0", {}, True)]
     bad = [Check("lttng", "prio/nice0", {}, False)]
     row = {c.key: c for c in coverage.rows(build_dir, True, good)}["task_prio"]

@@ -9,10 +9,10 @@ import struct
 import pytest
 
 from harness.checks.confusions import CONFUSIONS, audit
-from harness.checks.model import Check
+from harness.model.results import Check
 from harness.lttng.rows import coverage, kstack
 from harness.lttng.boot import guestlines, trace
-from harness.oracles import labels
+from harness.checks import labels
 
 TEXT = 0xffffffff81000000
 MODULE = 0xffffffffc0000000

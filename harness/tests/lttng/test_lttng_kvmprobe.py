@@ -6,7 +6,7 @@ from harness.errors import HarnessError
 from harness.lttng.rows import coverage, kvmprobe
 from harness.lttng.boot import guestlines
 from harness.lttng.supply import treemods
-from harness.checks.model import Check
+from harness.model.results import Check
 
 LOADED = "kmod name=lttng-probe-kvm-x86 loaded=1\nkmodlist name=lttng_probe_kvm_x86\n"
 FAILED = ("kmod name=lttng-probe-kvm-x86 loaded=0 modprobe: can't load module kvm "

@@ -5,7 +5,7 @@ import copy
 
 import pytest
 
-from harness.oracles import labels
+from harness.checks import labels
 from harness.lttng.rows import symaudit
 
 VIA = "wrapper_kallsyms_lookup_name (lttng_wrapper)"

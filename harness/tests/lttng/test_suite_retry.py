@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from harness.checks.model import Check, VariantResult
+from harness.model.results import Check, VariantResult
 from harness.errors import HarnessError
 from harness.lttng.suite import compare, retry, runner as suiterun
 from harness.report import assemble

@@ -12,7 +12,8 @@ import threading
 import pytest
 
 from harness.checks import drgn_columns, variant
-from harness.oracles import drgn, labels
+from harness.oracles import drgn
+from harness.checks import labels
 from harness import paths
 from harness.guest import vmcore
 from harness.errors import HarnessError
@@ -372,7 +373,7 @@ def test_rows_of_the_second_snapshot_get_no_drgn_column():
     its own verdict and gets no drgn source (with drgn's first-snapshot value
     forced on it, the Isolate block of snapshot 2 disagreed on every variant)."""
     from dataclasses import replace
-    from harness.checks.model import Check
+    from harness.model.results import Check
     d = data(extra=EXTRA)
     truth = reading(with_memory(d, TRUTH))
     found = variant.compare_variant(d, truth, ustack_names=NAMES)

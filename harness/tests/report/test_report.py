@@ -5,7 +5,7 @@ from dataclasses import FrozenInstanceError, replace
 import pytest
 
 from harness.report import assemble
-from harness.checks.model import Check, StepError, VariantResult
+from harness.model.results import Check, StepError, VariantResult
 from harness.run import Board
 
 SYMBOL = Check("symbol", "task_prio", {"module": "0x1", "gdb": "0x1"}, True,

@@ -5,7 +5,8 @@ from dataclasses import replace
 from html.parser import HTMLParser
 
 from harness import paths, steps
-from harness.report import assemble, html, mdtables
+from harness.report import assemble, html
+from harness import mdtables
 from harness.tools import bench
 from report_fixture import make_report
 

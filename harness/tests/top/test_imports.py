@@ -161,8 +161,8 @@ def test_the_harness_import_graph_has_no_cycle():
     assert len(graph) > 60
     assert "harness.checks.prio" in graph["harness.checks.variant"]
     assert "harness.checks.drgn_columns" in graph["harness.run"]
-    assert "harness.oracles.sched_prio" in graph["harness.guest.scenario"]
-    assert "harness.report.mdtables" in graph["harness.lttng.rows.coverage_md"]
+    assert "harness.guest.scenario" in graph["harness.oracles.sched_prio"]
+    assert "harness.mdtables" in graph["harness.lttng.rows.coverage_md"]
     components = strongly_connected(graph)
     assert not components, describe(graph, components)
 
