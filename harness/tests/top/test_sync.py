@@ -17,6 +17,8 @@ from harness.prepare import cache, variants
 README = paths.REPO / "README.md"
 PIPELINE = paths.REPO / "docs" / "pipeline.md"
 CACHE_MD = paths.REPO / "docs" / "cache.md"
+COSTS_MD = paths.REPO / "docs" / "costs.md"
+MAKEFILE = paths.REPO / "Makefile"
 PROBE_README = paths.REPO / "probe-module" / "README.md"
 KBUILD = paths.REPO / "probe-module" / "Kbuild"
 PROBE_MAKEFILE = paths.REPO / "probe-module" / "Makefile"
@@ -196,6 +198,33 @@ def cache_problems(documented, code):
             [f"docs/cache.md lists {d}/, which no code creates" for d in sorted(documented - code)])
 
 
+# ------------------------------------------------------------ costs
+
+COSTS_HEADER = r"\|\s*command\s*\|\s*tests\s*\|\s*cold\s*\|"
+FIGURE = re.compile(r"(—|[\d,.]+ (s|GiB|MiB)|[\d,]+)?")
+
+
+def cost_problems(readme, costs_md, makefile):
+    """The README's costs table against costs.md's "Current" one and the Makefile:
+    the same rows, one per command, each a make target (or the edit loop), each
+    figure a number with its unit or "—" (not measured)."""
+    rows = md_table(readme, COSTS_HEADER)
+    current = costs_md.split("## Current", 1)[1].split("\n## ", 1)[0]
+    problems = [] if rows == md_table(current, COSTS_HEADER) else \
+        ["the README's costs table differs from docs/costs.md's Current table"]
+    commands = [r[0] for r in rows]
+    problems += [f"{c} has {commands.count(c)} rows" for c in sorted(set(commands))
+                 if commands.count(c) > 1]
+    targets = set(re.findall(r"^([a-z-]+):", makefile, re.M))
+    for cmd, *figures in rows:
+        m = re.fullmatch(r"`make ([a-z-]+)`", cmd)
+        if cmd != "edit loop" and not (m and m.group(1) in targets):
+            problems.append(f"{cmd} is no make target")
+        problems += [f"{cmd}: {f!r} is neither a figure nor —" for f in figures
+                     if not FIGURE.fullmatch(f)]
+    return problems
+
+
 # ------------------------------------------------------------ the tests
 
 def test_the_stage_table_is_the_packages():
@@ -288,3 +317,25 @@ def test_a_new_cache_directory_and_a_stale_row_are_found():
         "the cache directory sboms/ is not in docs/cache.md's table"]
     assert cache_problems(documented | {"old"}, documented) == \
         ["docs/cache.md lists old/, which no code creates"]
+
+
+def test_the_costs_tables_agree_one_row_per_command():
+    readme = README.read_text()
+    assert cost_problems(readme, COSTS_MD.read_text(), MAKEFILE.read_text()) == []
+    assert [r[0] for r in md_table(readme, COSTS_HEADER)] == \
+        ["`make unit`", "`make run`", "`make check`", "edit loop"]
+
+
+def test_a_drifted_costs_row_is_found():
+    readme, costs_md, makefile = README.read_text(), COSTS_MD.read_text(), MAKEFILE.read_text()
+    row = next(line for line in readme.splitlines() if line.startswith("| `make check` |"))
+    # a second machine's figure pasted beside the table's own
+    twice = readme.replace(row, row + "\n" + row.replace("| — |", "| 2,033 s |", 1))
+    assert cost_problems(twice, costs_md, makefile) == [
+        "the README's costs table differs from docs/costs.md's Current table",
+        "`make check` has 2 rows"]
+    cell = ("| `make unit` | 948 |", "| `make unit` | about 950 |")
+    assert cost_problems(readme.replace(*cell), costs_md.replace(*cell), makefile) == \
+        ["`make unit`: 'about 950' is neither a figure nor —"]
+    gone = readme.replace("| `make run` |", "| `make bench-all` |")
+    assert "`make bench-all` is no make target" in cost_problems(gone, costs_md, makefile)
