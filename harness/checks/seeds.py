@@ -167,7 +167,9 @@ def evaluate(results):
             holds = False
         rows.append({"seed": seed["seed"], "title": seed["title"], "status": seed["status"],
                      "why": seed["why"], "variants": names, "checks": len(checks),
-                     "agree": sum(c.agrees for c in checks), "missing": missing,
+                     "agree": sum(c.agrees for c in checks),
+                     "disagree": sum(c.disagrees for c in checks),
+                     "unchecked": sum(c.unchecked for c in checks), "missing": missing,
                      "claims": claim_texts(seed),
                      "claims_checked": seed["status"] != "superseded",
                      "holds": holds})

@@ -3,7 +3,8 @@
 import json
 
 from ..checks import confusions, crossvariant, seeds
-from . import calltypes_md, confusions_md, histograms, html, oracles_md, timings
+from . import calltypes_md, confusions_md, histograms, html, oracles_md, tally, timings
+from .tally import Tally
 from .. import mdtables
 from .jsonrows import fmt, kinds, label, of_variant, source_names, sources_text
 from ..checks import labels
@@ -65,7 +66,8 @@ def matrix(results, order):
             "variant": name, "verdict": r.verdict,
             "error": r.error.verdict if r.error else None,
             "agree": c["symbols_agree"] + c["values_agree"],
-            "checked": c["symbols"] + c["values"] - c["unchecked"]}
+            "checked": c["symbols"] + c["values"] - c["unchecked"],
+            "unchecked": c["unchecked"]}
     return {"lines": lines, "rows": [{"role": k, "cells": v} for k, v in rows.items()]}
 
 
@@ -83,7 +85,8 @@ def _matrix(report, out):
         if c is None:
             return "not run"
         what = f"**{c['error']}**" if c["error"] else c["verdict"]
-        return f"{what} ({c['agree']}/{c['checked']}, `{c['variant']}`)"
+        t = Tally(c["agree"], c["checked"] - c["agree"], c.get("unchecked", 0))
+        return f"{what} ({t}, `{c['variant']}`)"
     mdtables.table(out, ["variant"] + m["lines"],
            [[r["role"]] + [cell(r["cells"].get(line)) for line in m["lines"]]
             for r in m["rows"]])
@@ -120,14 +123,12 @@ def _summary(report, out):
     rows = []
     for name, v in report["variants"].items():
         c = v.get("counts", {})
-        checked = c.get("symbols", 0) + c.get("values", 0) - c.get("unchecked", 0)
-        agree = c.get("symbols_agree", 0) + c.get("values_agree", 0)
+        t = tally.of_counts(c)
         rows.append([name, v.get("module_mode"),
                      f"{c.get('symbols_agree', 0)}/{c.get('symbols', 0)}",
-                     f"{agree}/{checked}", checked - agree, c.get("unchecked", 0),
-                     _slide(v), _verdict_cell(v)])
-    mdtables.table(out, ["variant", "module mode", "symbols resolved", "values agree/checked",
-                 "disagreements", "unchecked", "KASLR slide", "verdict"], rows)
+                     t.agree, t.disagree, t.unchecked, _slide(v), _verdict_cell(v)])
+    mdtables.table(out, ["variant", "module mode", "symbols resolved", "agree",
+                 "disagree", "unchecked", "KASLR slide", "verdict"], rows)
 
 
 def _timings(report, out):
@@ -148,9 +149,9 @@ def _seeds(report, out):
             claims += " (superseded, not checked)"
         rows.append([r["seed"], r["title"], r["status"],
                      f"{r['why']} ({', '.join(r['variants'])})", claims,
-                     f"{r['agree']}/{r['checks']}", holds])
+                     tally.seed_text(r), holds])
     mdtables.table(out, ["seed", "patch", "status in the port", "runtime evidence",
-                 "claims of the seed patch", "checks agree", "holds"], rows)
+                 "claims of the seed patch", "checks", "holds"], rows)
     out.append("Upstream history and what each port changed: `patches/README.md`.")
     out.append("")
 

@@ -22,7 +22,7 @@ network fetch, so the page cannot load anything.
 import html
 
 from .. import steps as stepnames
-from . import confusions_md, timings
+from . import confusions_md, tally, timings
 from .jsonrows import (fmt, kinds, label, mt_name, of_variant, pageblock_disagrees, pageblock_mt,
                             pageblock_pfn, pageblock_zone, source_names, sources_text)
 from ..checks.pageblock import MIGRATETYPES
@@ -364,12 +364,12 @@ def _seeds(report):
     if not rows:
         return "<p>No seed evaluation.</p>"
     return _table(["seed", "patch", "status in the port", "runtime evidence", "variants",
-                   "claims of the seed patch", "checks agree", "holds"],
+                   "claims of the seed patch", "checks", "holds"],
                   [[r["seed"], r["title"], r["status"], r["why"], ", ".join(r["variants"]),
                     "; ".join(r.get("claims") or ()) + (
                         " (superseded, not checked)" if r.get("claims") and
                         not r.get("claims_checked", True) else "") or "-",
-                    f"{r['agree']}/{r['checks']}",
+                    tally.seed_text(r),
                     "not run" if r["holds"] is None else ("yes" if r["holds"] else "NO")]
                    for r in rows],
                   ["bad" if r["holds"] is False else "" for r in rows])

@@ -6,6 +6,7 @@ test."""
 
 import hashlib
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -126,7 +127,11 @@ def test_an_unknown_release_is_one_line(tmp_path):
 def test_every_release_is_pinned_by_a_sha256():
     for version, p in fetch.RELEASES.items():
         assert p.version.startswith(version + "-")
-        assert len(p.sha256) == 64 and int(p.sha256, 16) >= 0
+        # hashlib's hexdigest form, the one _verify compares with: 64 lower-case hex
+        # digits, no prefix, blank or upper case (int(x, 16) took all of those)
+        assert re.fullmatch(r"[0-9a-f]{64}", p.sha256), (version, p.sha256)
+    pins = [p.sha256 for p in fetch.RELEASES.values()]
+    assert len(set(pins)) == len(pins), "two releases share one pin (a copy-paste)"
 
 
 def test_a_source_package_through_the_private_configuration(tmp_path, fake_apt, monkeypatch):

@@ -34,7 +34,9 @@ def guest(text):
 
 def test_a_tree_without_kvm_has_no_row(tmp_path):
     assert kvmprobe.rows(tree(tmp_path, kvm=None), build(tmp_path), guest(LOADED)) == ()
-    assert kvmprobe.rows(tree(tmp_path, kvm="y"), build(tmp_path), guest(LOADED))
+    # KVM built in: the probe still loads (no kvm.ko to stage), one agreeing row
+    (row,) = kvmprobe.rows(tree(tmp_path, kvm="y"), build(tmp_path), guest(LOADED))
+    assert row.key == "kvm/probe-load" and row.agrees is True
 
 
 def test_the_probe_loaded_and_listed_agrees(tmp_path):

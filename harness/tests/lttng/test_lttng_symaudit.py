@@ -108,9 +108,17 @@ def test_a_check_finding_fails():
 
 
 def test_the_symcheck_sources_are_labelled():
-    for c in symaudit.rows(WRAPPED, CHECK, True):
-        for s in c.sources:
-            assert labels.label(s)[0] != "unlabelled", s
+    """Every row, each with the same two sources: what symcheck read from the .ko files
+    and what the build's switch expects, both labelled independent (labels.py's table,
+    written out here). An empty row list or a row that lost a source fails."""
+    file, expected = "independent (file)", "independent (expected)"
+    got = {c.key: {str(s): str(labels.label(s)[0]) for s in c.sources}
+           for c in symaudit.rows(WRAPPED, CHECK, True)}
+    want = {f"symcheck/by-name/{n}": {"symcheck audit": file, "expected": expected}
+            for n in EXPECTED_COVERED}
+    want["symcheck/flagged"] = {"symcheck audit": file, "expected": expected}
+    want["symcheck/check"] = {"symcheck check": file, "expected": expected}
+    assert got == want
 
 
 def test_a_release_that_no_longer_looks_a_name_up_expects_no_lookup():

@@ -9,7 +9,6 @@ Imports inside functions count: the graph is test_imports.import_graph.
 The order, bottom first. A new package or top-level module must be placed here.
 """
 
-from pathlib import Path
 
 from harness import paths
 from harness.tests.top.test_imports import import_graph
