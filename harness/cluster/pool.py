@@ -58,5 +58,9 @@ def suite_runner(selected, results, opts, run_id, rundir):
                                  retry=tuple(scripts))
         if name in errors:
             raise errors[name]
-        return got["result"].to_json()[job.RETRY_FACT]
+        entry = got["result"].to_json().get(job.RETRY_FACT)
+        if entry is None:           # a worker whose checkout predates retry jobs
+            raise HarnessError("cluster", f"{name}: the worker ran a whole job, not the "
+                                          "suite's retry: check out the client's commit there")
+        return entry
     return runner
