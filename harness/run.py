@@ -2,7 +2,7 @@
 
 Concurrency: the kernel trees and symcheck are built in the main thread
 before any guest starts; then one worker per guest runs a variant's job
-(job.run_job, the entry point a cluster job's child calls too) and returns
+(variantjob.run_job, the entry point a cluster job's child calls too) and returns
 an immutable VariantResult. Workers share nothing mutable: a result is
 published to the Board under its lock, and the report is written from a
 snapshot (the board replaces its dict on every publish, so a snapshot is never
@@ -22,7 +22,7 @@ from types import MappingProxyType
 
 from .checks import seeds
 from .prepare import kernel, symcheck
-from . import job, judge, postphases, proc
+from . import judge, postphases, proc, variantjob
 from .cluster import pool as clusterpool        # run -> cluster only, never back
 from .report import assemble
 from .lttng.suite import retry as suiteretry
@@ -141,7 +141,7 @@ def _failed_everywhere(ctx, selected, err):
     say("error", err.one_line())
     for v in selected:
         (ctx.rundir / v.name).mkdir(exist_ok=True)
-        ctx.board.publish(job.base_result(v, error=job.step_error(err, ctx.rundir / v.name)))
+        ctx.board.publish(variantjob.base_result(v, error=variantjob.step_error(err, ctx.rundir / v.name)))
 
 
 def _prepare_trees(ctx, selected, opts):
@@ -157,7 +157,7 @@ def _prepare_trees(ctx, selected, opts):
             trees[v.name] = kernel.prepare(v, opts.cache, None, i, len(selected))
             kernel_s[v.name] = round(time.monotonic() - t0, 1)
         except HarnessError as err:
-            ctx.board.publish(job.base_result(v, error=job.step_error(err, vdir)))
+            ctx.board.publish(variantjob.base_result(v, error=variantjob.step_error(err, vdir)))
             say("error", err.one_line())
     return trees, kernel_s
 
@@ -176,7 +176,7 @@ def _run_locally(ctx, selected, opts):
     ready = [v for v in selected if v.name in trees]
     workers = max(1, min(len(ready) or 1, opts.jobs or os.cpu_count() or 1))
     opts = replace(opts, lttng_beside=lttng_beside(len(ready), opts))
-    jobs = [job.VariantJob(v, trees[v.name], ctx.rundir / v.name, opts,
+    jobs = [variantjob.VariantJob(v, trees[v.name], ctx.rundir / v.name, opts,
                            frozenset(seeds.superseded())) for v in ready]
     t0 = time.monotonic()
     _pool(ctx, jobs, workers, timings)
@@ -190,7 +190,7 @@ def _pool(ctx, jobs, workers, timings):
     default): each is one TCG thread and often idle (writeback throttling), and every
     guest has its own directory, sockets and gdb."""
     def one(j):
-        ctx.board.publish(job.run_job(j))
+        ctx.board.publish(variantjob.run_job(j))
         ctx.write(timings)                  # keep what is known after each variant
 
     with concurrent.futures.ThreadPoolExecutor(workers) as pool:

@@ -4,7 +4,7 @@
 
 JOBDIR holds spec.pickle (a JobSpec); the child builds the variant's tree in the
 worker's cache, runs it through the entry point a local run calls
-(job.run_job; a retry job: job.run_retry) into JOBDIR/out/<variant>, and
+(variantjob.run_job; a retry job: variantjob.run_retry) into JOBDIR/out/<variant>, and
 writes JOBDIR/result.pickle. Everything happens in
 the main thread, so a SIGTERM (the job cancelled, or the worker that started
 us killed: PR_SET_PDEATHSIG) unwinds every build, QEMU and gdb through the
@@ -21,7 +21,7 @@ import time
 import traceback
 from pathlib import Path
 
-from .. import job, proc
+from .. import proc, variantjob
 from ..checks import seeds
 from ..errors import EXIT, HarnessError
 from ..prepare import cache, kernel, symcheck
@@ -50,16 +50,16 @@ def _result_of(spec, jobdir):
             result = _run(spec, variant, tree, jobdir, opts)
     except HarnessError as err:
         print(err.one_line(), file=sys.stderr)
-        result = job.base_result(variant, error=job.step_error(err, vdir))
+        result = variantjob.base_result(variant, error=variantjob.step_error(err, vdir))
     return {"result": result, "kernel_s": kernel_s, "vdir": str(vdir)}
 
 
 def _run(spec, variant, tree, jobdir, opts):
     """The job the spec asks for, through the entry points a local run calls too."""
     if spec.retry_scripts:          # the suite's retry phase (postphases.py)
-        return job.run_retry(job.RetryJob(variant, tree, jobdir / "out", opts,
+        return variantjob.run_retry(variantjob.RetryJob(variant, tree, jobdir / "out", opts,
                                           spec.retry_scripts))
-    return job.run_job(job.VariantJob(variant, tree, jobdir / "out" / variant.name, opts,
+    return variantjob.run_job(variantjob.VariantJob(variant, tree, jobdir / "out" / variant.name, opts,
                                       frozenset(seeds.superseded())))
 
 

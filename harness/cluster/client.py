@@ -19,6 +19,7 @@ from .. import proc
 from ..prepare.tree import tree_key
 from ..errors import HarnessError
 from ..progress import say
+from ..variantjob import RETRY_FACT
 from . import affinity, artifacts, job, spec as jobspec
 
 CONNECT_TIMEOUT = 15        # seconds to reach the scheduler
@@ -187,7 +188,8 @@ def _collect(future, name, rundir, arrived, address):
         err = _no_result(outcome)
         say("error", err.one_line())
         return err
-    say("cluster", f"{name}: home from {outcome.worker} ({outcome.host}): {result.verdict}")
+    what = "its suite retry" if RETRY_FACT in result.facts else result.verdict
+    say("cluster", f"{name}: home from {outcome.worker} ({outcome.host}): {what}")
     arrived(result, kernel_s)
     if result.error is not None:
         return HarnessError(result.error.step, result.error.message, result.error.log)

@@ -9,7 +9,7 @@ Imports nothing of run.py: run.py calls this module, never the reverse.
 import time
 
 from ..errors import HarnessError
-from .. import job
+from .. import variantjob
 from . import client
 
 
@@ -34,7 +34,7 @@ def run_variants(selected, opts, run_id, rundir, publish, write):
     for v in selected:
         if v.name not in home:          # never ran, or lost with the scheduler
             (rundir / v.name).mkdir(exist_ok=True)
-            publish(job.base_result(v, error=job.step_error(errors[v.name], rundir / v.name)))
+            publish(variantjob.base_result(v, error=variantjob.step_error(errors[v.name], rundir / v.name)))
     timings = {"kernel": dict(kernel_s), "guests": round(time.monotonic() - t0, 1),
                "guest_workers": f"cluster {opts.cluster}"}
     return timings, lambda results: suite_runner(selected, results, opts, run_id, rundir)
@@ -44,7 +44,7 @@ def suite_runner(selected, results, opts, run_id, rundir):
     """The retry runner of a cluster run: runner(variant, scripts) runs the scripts
     as one cluster job of that variant (a worker that holds its tree, with the
     LTTng build of its cache), its files under rundir/<variant>/retry/ as a local
-    retry's; returns the retry entry (job.retry_suite's, on the worker)."""
+    retry's; returns the retry entry (variantjob.run_retry's, on the worker)."""
     by_name = {v.name: v for v in selected}
 
     def runner(name, scripts):
@@ -58,7 +58,7 @@ def suite_runner(selected, results, opts, run_id, rundir):
                                  retry=tuple(scripts))
         if name in errors:
             raise errors[name]
-        entry = got["result"].to_json().get(job.RETRY_FACT)
+        entry = got["result"].to_json().get(variantjob.RETRY_FACT)
         if entry is None:           # a worker whose checkout predates retry jobs
             raise HarnessError("cluster", f"{name}: the worker ran a whole job, not the "
                                           "suite's retry: check out the client's commit there")

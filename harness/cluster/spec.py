@@ -33,7 +33,7 @@ class JobSpec:
     cancel_event: str = ""          # Dask Event the job polls; set: stop now
     progress_topic: str = ""        # Dask event topic the job's progress lines go to
     keep_optional: bool = False     # send initramfs images back too
-    retry_scripts: tuple = ()       # a retry job: only these suite scripts (job.run_retry)
+    retry_scripts: tuple = ()       # a retry job: these suite scripts (variantjob.run_retry)
 
 
 def make(opts, variant, tree_key, run_id, cancel_event, progress_topic="", retry_scripts=()):

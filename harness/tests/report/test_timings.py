@@ -39,7 +39,7 @@ def _laps(fn, functions):
 
 
 def test_run_laps_are_the_listed_steps_in_order():
-    tree = ast.parse((paths.REPO / "harness" / "job.py").read_text())
+    tree = ast.parse((paths.REPO / "harness" / "variantjob.py").read_text())
     functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
     assert _laps(functions["run_variant"], functions) == list(steps.GUEST)
 
@@ -139,10 +139,10 @@ def test_bench_shows_drgn_and_lttng_when_recorded():
 
 
 def test_a_lap_records_the_steps_timed_inside_it_apart(monkeypatch):
-    from harness import job
+    from harness import variantjob
     clock = iter([100.0, 130.0, 131.0])
-    monkeypatch.setattr(job.time, "monotonic", lambda: next(clock))
-    s = job.Laps()
+    monkeypatch.setattr(variantjob.time, "monotonic", lambda: next(clock))
+    s = variantjob.Laps()
     s.lap("lttng", {"suite": 20.0})     # 30 s waited, of which the suite took 20
     s.lap("compare")
     assert s.seconds == {"lttng": 10.0, "suite": 20.0, "compare": 1.0}

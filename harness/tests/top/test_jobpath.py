@@ -16,7 +16,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness import job, postphases, run as harnessrun
+from harness import postphases, run as harnessrun, variantjob
 from harness.checks.model import Check
 from harness.cluster import artifacts, child, pool, spec as jobspec
 from harness.errors import HarnessError
@@ -45,7 +45,7 @@ def _entry(scripts, changed):
 
 def fake_run_job(j):
     """A variant job that boots nothing: one symbol, one value, and its suite's points."""
-    return job.base_result(
+    return variantjob.base_result(
         j.variant, j.tree,
         symbols=(Check("symbol", "task_prio", {"module": "0x1", "gdb": "0x1"}, True),),
         values=(Check("prio", "pid 1", {"module": 20, "gdb": 20}, True),),
@@ -63,7 +63,7 @@ def fakes(monkeypatch, tmp_path):
         return _entry(only, RETRY.get(variant.name, {}))
 
     monkeypatch.setenv("KSYMLAB_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr(job, "run_job", fake_run_job)
+    monkeypatch.setattr(variantjob, "run_job", fake_run_job)
     monkeypatch.setattr(harnessrun.symcheck, "ensure_built", lambda: None)
     monkeypatch.setattr(harnessrun.kernel, "prepare",
                         lambda v, *a: SimpleNamespace(key=f"tree-{v.name}"))
@@ -71,7 +71,7 @@ def fakes(monkeypatch, tmp_path):
     # a worker: its checkout builds the client's tree, its cache has LTTng's build
     monkeypatch.setattr(child.preflight, "check", lambda v: None)
     monkeypatch.setattr(child, "tree_key", lambda v: "key")
-    monkeypatch.setattr(job.modbuild, "build", lambda tree, *a, **kw: Path(f"/b/{tree.key}"))
+    monkeypatch.setattr(variantjob.modbuild, "build", lambda tree, *a, **kw: Path(f"/b/{tree.key}"))
     monkeypatch.setattr(pool.client, "run_jobs", _in_process_client(tmp_path / "worker"))
     return calls
 

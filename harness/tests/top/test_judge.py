@@ -43,8 +43,8 @@ def test_two_agreeing_variants_pass_with_exit_0():
 
 
 def test_a_seed_claim_that_fails_fails_the_run():
-    claim = Check("seed", "5/9/export/task_prio", {"seed_patch": "task_prio", "symvers": "task_prio"},
-                  True)
+    claim = Check("seed", "5/9/export/task_prio",
+                  {"seed_patch": "task_prio", "symvers": "task_prio"}, True)
     good = _result("exports", values=(_prio(1), claim), seeds=("5/9",))
     assert _judge(good).verdict is Verdict.PASS
     # the port no longer exports what seed 5/9 exports: its claim row disagrees
