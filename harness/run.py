@@ -86,16 +86,17 @@ class _Run:
     run_id: str
     rundir: Path
     order: tuple
-    meta: dict
+    meta: MappingProxyType          # read-only: a writer thread reads it
     board: Board
     write_lock: threading.Lock
 
-    def write(self, timings):
+    def write(self, timings, finished=None):
         """Judge the published results, then write the reports of that judgement;
-        return the RunVerdict."""
+        return the RunVerdict. `finished`: the run's end time, once it has ended."""
         snap = self.board.snapshot()
         decided = judge.judge(snap, self.order)
-        rep = assemble.assemble({**self.meta, "timings": timings}, snap, self.order, decided)
+        meta = {**self.meta, "finished": finished} if finished else self.meta
+        rep = assemble.assemble({**meta, "timings": timings}, snap, self.order, decided)
         with self.write_lock:
             assemble.write_all(self.rundir, rep)
         return decided
@@ -117,7 +118,8 @@ def run(names, opts):
     _check_inputs(opts)
     run_id, rundir = new_rundir(opts.runs_root)
     say("run", f"{run_id}: variants {', '.join(v.name for v in selected)}; logs in {rundir}")
-    ctx = _Run(run_id, rundir, tuple(v.name for v in selected), _meta(run_id, opts, selected),
+    ctx = _Run(run_id, rundir, tuple(v.name for v in selected),
+               MappingProxyType(_meta(run_id, opts, selected)),
                Board(), threading.Lock())
     if opts.cluster:
         # every variant job (tree, guests, gdb, drgn, LTTng) runs on a Dask worker
@@ -127,11 +129,11 @@ def run(names, opts):
         timings, runner_for = _run_locally(ctx, selected, opts)
     # the same phases after the jobs, whichever way they ran (postphases.POST_PHASES)
     timings.update(postphases.run_all(ctx.board, runner_for, opts))
-    ctx.meta["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    finished = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     t0 = time.monotonic()
-    ctx.write(timings)
+    ctx.write(timings, finished)
     timings["report"] = round(time.monotonic() - t0, 2)
-    decided = ctx.write(timings)               # once more, with its own time recorded
+    decided = ctx.write(timings, finished)     # once more, with its own time recorded
     say("report", f"{rundir / 'report.md'}: verdict {decided.verdict.value}")
     return decided.exit_status, rundir, decided.error()
 
@@ -176,8 +178,9 @@ def _run_locally(ctx, selected, opts):
     ready = [v for v in selected if v.name in trees]
     workers = max(1, min(len(ready) or 1, opts.jobs or os.cpu_count() or 1))
     opts = replace(opts, lttng_beside=lttng_beside(len(ready), opts))
-    jobs = [variantjob.VariantJob(v, trees[v.name], ctx.rundir / v.name, opts,
-                           frozenset(seeds.superseded())) for v in ready]
+    waived = frozenset(seeds.superseded())      # seeds whose claims are not checked
+    jobs = [variantjob.VariantJob(v, trees[v.name], ctx.rundir / v.name, opts, waived)
+            for v in ready]
     t0 = time.monotonic()
     _pool(ctx, jobs, workers, timings)
     timings = {**timings, "guests": round(time.monotonic() - t0, 1), "guest_workers": workers}
