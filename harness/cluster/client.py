@@ -19,6 +19,7 @@ from .. import proc
 from ..prepare.tree import tree_key
 from ..errors import HarnessError
 from ..progress import say
+from ..variantjob import RETRY_FACT
 from . import affinity, artifacts, job, spec as jobspec
 
 CONNECT_TIMEOUT = 15        # seconds to reach the scheduler
@@ -93,15 +94,16 @@ def log_to(path):
     logging.getLogger().addHandler(handler)
 
 
-def run_jobs(selected, opts, run_id, rundir, arrived):
+def run_jobs(selected, opts, run_id, rundir, arrived, retry=()):
     """Run every Variant of `selected` on the cluster at opts.cluster; `arrived(result,
     kernel_seconds)` is called as each comes home. Returns {variant: HarnessError} of
-    those that failed (a failed step, a lost job, or the lost scheduler)."""
+    those that failed (a failed step, a lost job, or the lost scheduler). With
+    `retry` (suite scripts), each job is the suite's retry of those (cluster/pool.py)."""
     distributed = _distributed()
     log_to(rundir / "cluster-client.log")
     client = connect(opts.cluster)
     try:
-        return _run(distributed, client, selected, opts, run_id, rundir, arrived)
+        return _run(distributed, client, selected, opts, run_id, rundir, arrived, retry)
     finally:
         client.close()
 
@@ -112,7 +114,7 @@ def _show_progress(event):
     say("job", str(msg))
 
 
-def _submit(distributed, client, selected, opts, run_id, event_name):
+def _submit(distributed, client, selected, opts, run_id, event_name, retry=()):
     keys = {v.name: tree_key(v) for v in selected}
     holdings = client.run(affinity.held_trees, sorted(set(keys.values())))
     placements = affinity.choose([(v.name, keys[v.name]) for v in selected], holdings)
@@ -124,7 +126,7 @@ def _submit(distributed, client, selected, opts, run_id, event_name):
     client.subscribe_topic(topic, _show_progress)
     futures = {}
     for v, p in zip(selected, placements):
-        spec = jobspec.make(opts, v, keys[v.name], run_id, event_name, topic)
+        spec = jobspec.make(opts, v, keys[v.name], run_id, event_name, topic, retry)
         say("cluster", f"{v.name}: submitted; {p.reason}")
         futures[v.name] = client.submit(
             job.variant_job, spec, key=f"ksymlab-{run_id}-{v.name}-{uuid.uuid4().hex[:8]}",
@@ -132,10 +134,10 @@ def _submit(distributed, client, selected, opts, run_id, event_name):
     return futures
 
 
-def _run(distributed, client, selected, opts, run_id, rundir, arrived):
+def _run(distributed, client, selected, opts, run_id, rundir, arrived, retry=()):
     event_name = f"ksymlab-cancel-{run_id}-{uuid.uuid4().hex[:8]}"
     cancel = distributed.Event(event_name, client=client)
-    futures = _submit(distributed, client, selected, opts, run_id, event_name)
+    futures = _submit(distributed, client, selected, opts, run_id, event_name, retry)
     errors = {}
     pending = dict(futures)
     try:
@@ -186,7 +188,8 @@ def _collect(future, name, rundir, arrived, address):
         err = _no_result(outcome)
         say("error", err.one_line())
         return err
-    say("cluster", f"{name}: home from {outcome.worker} ({outcome.host}): {result.verdict}")
+    what = "its suite retry" if RETRY_FACT in result.facts else result.verdict
+    say("cluster", f"{name}: home from {outcome.worker} ({outcome.host}): {what}")
     arrived(result, kernel_s)
     if result.error is not None:
         return HarnessError(result.error.step, result.error.message, result.error.log)

@@ -133,7 +133,8 @@ def variant_job(spec, cancel_check=_cancel_requested, forward=_log_event):
     vdir = jobdir / "out" / spec.variant
     vdir.mkdir(parents=True)
     (jobdir / "spec.pickle").write_bytes(pickle.dumps(spec))
-    log = vdir / "cluster-job.log"
+    # a retry job's files join the first job's directory on the client: its own log name
+    log = vdir / ("cluster-retry.log" if spec.retry_scripts else "cluster-job.log")
     stopped = ""
     lines = _Lines(log)
     where = _worker_address()

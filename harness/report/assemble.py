@@ -2,50 +2,40 @@
 
 import json
 
-from ..checks import confusions, crossvariant, seeds
+from ..checks import confusions
 from . import calltypes_md, confusions_md, histograms, html, oracles_md, tally, timings
 from .tally import Tally
 from .. import mdtables
 from .jsonrows import fmt, kinds, label, of_variant, source_names, sources_text
 from ..checks import labels
 from ..lttng.rows import coverage_md
-from ..lttng.suite import compare as suitecompare, suite_md
+from ..lttng.suite import suite_md
 
 
-def overall_verdict(variants, seed_rows=(), across=(), suite_rows=()):
-    if not variants:
-        return "fail"
-    if any(r["holds"] is False for r in seed_rows):
-        return "fail"
-    if any(r["flagged"] for r in across):
-        return "fail"
-    if any(r["flagged"] for r in suite_rows):       # lttng-tools' points lost vs stock
-        return "fail"
-    return "pass" if all(v.get("verdict") == "pass" for v in variants.values()) else "fail"
-
-
-def assemble(meta, results, order):
+def assemble(meta, results, order, decided):
     """The report of a run as a JSON-ready dict.
 
     `meta` describes the run; `results` maps variant names to their immutable
-    VariantResult (a snapshot); `order` is the order the variants were asked for.
+    VariantResult (a snapshot); `order` is the order the variants were asked for;
+    `decided` is judge.judge's RunVerdict of those results: the verdicts and the
+    rows of the cross-variant rules shown here are the judge's, none is made here.
     """
     rep = dict(meta)
     results = {n: results[n] for n in order if n in results}       # in the order asked for
     rep["variants"] = {n: r.to_json() for n, r in results.items()}
-    for v in rep["variants"].values():      # what the run's state let each kind tell apart
+    for n, v in rep["variants"].items():    # what the run's state let each kind tell apart
+        v["verdict"] = decided.variants[n].value
         v["confusions"] = [a.to_json() for a in
                            confusions.audit(v["values"] + v.get("symbols", []))]
-    rep["seeds"] = seeds.evaluate(results)
-    rep["across"] = crossvariant.compare(results)
-    rep["matrix"] = matrix(results, order)
+    rep["seeds"] = list(decided.seeds)
+    rep["across"] = list(decided.across)
+    rep["matrix"] = matrix(results, order, decided.variants)
     rep["oracles"] = labels.table()
     rep["lttng_coverage"] = coverage_md.coverage(rep["variants"])
     rep["lttng_findings"] = coverage_md.findings(rep["variants"])
     rep["lttng_suite"] = suite_md.collect(rep["variants"])
-    rep["lttng_suite_regressions"] = suitecompare.regressions(rep["variants"])
-    rep["verdict"] = overall_verdict(rep["variants"], rep["seeds"], rep["across"],
-                                     rep["lttng_suite_regressions"])
+    rep["lttng_suite_regressions"] = list(decided.suite_regressions)
+    rep["verdict"] = decided.verdict.value
     return rep
 
 
@@ -53,8 +43,9 @@ def _line_key(line):
     return tuple(int(x) if x.isdigit() else x for x in line.split("."))
 
 
-def matrix(results, order):
-    """Kernel line x variant: {"lines": [...], "rows": [{"role", "cells": {line: cell}}]}."""
+def matrix(results, order, verdicts):
+    """Kernel line x variant: {"lines": [...], "rows": [{"role", "cells": {line: cell}}]};
+    `verdicts`: the judge's verdict of each variant."""
     lines = sorted({r.kernel_line for r in results.values()}, key=_line_key)
     rows = {}
     for name in order:
@@ -63,7 +54,7 @@ def matrix(results, order):
             continue
         c = r.counts
         rows.setdefault(r.role or name, {})[r.kernel_line] = {
-            "variant": name, "verdict": r.verdict,
+            "variant": name, "verdict": verdicts[name].value,
             "error": r.error.verdict if r.error else None,
             "agree": c["symbols_agree"] + c["values_agree"],
             "checked": c["symbols"] + c["values"] - c["unchecked"],

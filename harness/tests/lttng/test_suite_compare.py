@@ -5,7 +5,7 @@ baseline; a cut-short stream on exports still counts against stock's points,
 unless stock's run of that script was cut short too."""
 
 from harness.lttng.suite import compare
-from harness.report import assemble
+from harness import judge
 
 
 def _t(name, result, reason=""):
@@ -29,6 +29,11 @@ def _variant(role, line, tests, lost_words=(), status="lost (as expected)"):
             "lttng_suite": {"lttng_version": "2.13.9", "kernel": "6.1.0", "tests": tests}}
 
 
+
+def _verdict(variants, suite_rows):
+    """The judge's rule on report.json-like variants' verdicts and the suite's rows."""
+    return judge.decide({n: v["verdict"] for n, v in variants.items()}, (), (), suite_rows)[0]
+
 def _run(exports_tests, lost_words=(), line="6.1", status="lost (as expected)"):
     return {"stock": _variant("stock", "6.1", STOCK_TESTS),
             "exports": _variant("exports", line, exports_tests, lost_words, status)}
@@ -38,7 +43,7 @@ def test_identical_results_flag_nothing_and_the_run_passes():
     v = _run(STOCK_TESTS)
     rows = compare.regressions(v)
     assert rows == []
-    assert assemble.overall_verdict(v, [], [], rows) == "pass"
+    assert _verdict(v, rows) is judge.Verdict.PASS
 
 
 def test_a_point_failing_on_exports_only_fails_the_run():
@@ -48,7 +53,7 @@ def test_a_point_failing_on_exports_only_fails_the_run():
     rows = compare.regressions(v)
     assert [(r["variant"], r["baseline"], r["point"], r["flagged"]) for r in rows] == [
         ("exports", "stock", "regression/kernel/test_event_basic:2 Enable event", True)]
-    assert assemble.overall_verdict(v, [], [], rows) == "fail"
+    assert _verdict(v, rows) is judge.Verdict.FAIL
 
 
 def test_a_lost_feature_of_the_coverage_table_explains_its_scripts_points_only():
@@ -93,7 +98,7 @@ def test_a_cut_on_exports_where_stock_is_cut_short_too_is_kept_not_flagged():
         "not a kernel difference: stock's run of the script was cut short too "
         "(guest hang: stock: no console output for 180 s); TAP stream cut short: guest hang: "
         "exports")
-    assert assemble.overall_verdict(v, [], [], rows) == "pass"
+    assert _verdict(v, rows) is judge.Verdict.PASS
     # stock cut short in another script is no excuse; nor is a plain failure here
     other = stock[:-1] + [_t(f"{clear}:3 Clear", "pass"),
                           _t("regression/tools/snapshots/test_kernel:1 (not run)", "fail",
@@ -122,7 +127,7 @@ def test_a_stock_suite_that_ran_nothing_fails_the_run_itself():
     rows = compare.regressions(v)
     assert [(r["variant"], r["point"], r["flagged"]) for r in rows] == [
         ("stock", "suite", True)]
-    assert assemble.overall_verdict(v, [], [], rows) == "fail"
+    assert _verdict(v, rows) is judge.Verdict.FAIL
     skipped = [dict(t, result="skip") if t["result"] == "pass" else t for t in STOCK_TESTS]
     assert compare.regressions(_run(skipped)) == []
 

@@ -4,6 +4,7 @@ from dataclasses import FrozenInstanceError, replace
 
 import pytest
 
+from harness import judge
 from harness.report import assemble, show, tally
 from harness.model.results import Check, StepError, VariantResult
 from harness.run import Board
@@ -26,8 +27,9 @@ def result(name="exports", values=None, symbols=(SYMBOL,), **kw):
 
 
 def write(tmp_path, *results):
-    rep = assemble.assemble({"run_id": "r1", "tarball": "t"}, {r.name: r for r in results},
-                          [r.name for r in results])
+    snap, order = {r.name: r for r in results}, [r.name for r in results]
+    rep = assemble.assemble({"run_id": "r1", "tarball": "t"}, snap, order,
+                            judge.judge(snap, order))
     assemble.write_all(tmp_path, rep)
     return rep
 
@@ -59,6 +61,12 @@ def test_error_step_is_reported(tmp_path):
         (tmp_path / "report.ktap").read_text().replace("  not ok", "not ok")
 
 
+def _verdict(rep, seed_rows, across):
+    """The judge's rule on the variants' verdicts of report.json and the given rows."""
+    return judge.decide({n: v["verdict"] for n, v in rep["variants"].items()},
+                        seed_rows, across)[0]
+
+
 def two_variants(kallsyms_prio=20, kallsyms_dev="1:0 100"):
     dev = Check("blockdev", "ram0", {"module": "1:0 100", "sysfs": "1:0 100"}, True)
     a = result(values=[prio(1, scenario=20), prio(2), dev])
@@ -77,7 +85,7 @@ def test_a_table_per_kind_with_counts_per_variant_and_the_disagreeing_rows(tmp_p
     md = (tmp_path / "report.md").read_text()
     assert not any(x["flagged"] for x in r["across"])
     # (the seed rows fail: this fake run has none of their evidence)
-    assert assemble.overall_verdict(r["variants"], [], r["across"]) == "pass"
+    assert _verdict(r, [], r["across"]) is judge.Verdict.PASS
     assert "| variant | checks | agree | disagree | unchecked | sources |" in md
     assert "| kallsyms | 2 | 2 | 0 | 0 | module, gdb, scenario |" in md
     assert "Disagreements" not in md
@@ -96,7 +104,7 @@ def test_a_table_per_kind_with_counts_per_variant_and_the_disagreeing_rows(tmp_p
 
 def test_a_difference_that_must_not_exist_is_flagged_and_fails(tmp_path):
     r = write(tmp_path, *two_variants(kallsyms_dev="1:0 200"))
-    assert assemble.overall_verdict(r["variants"], [], r["across"]) == "fail"
+    assert _verdict(r, [], r["across"]) is judge.Verdict.FAIL
     flagged = [x["what"] for x in r["across"] if x["flagged"]]
     assert flagged == ["block devices (name, dev, sectors)"]
     assert "**NO, flagged**" in (tmp_path / "report.md").read_text()
@@ -112,7 +120,7 @@ def test_a_must_match_row_missing_from_one_variant_is_flagged(tmp_path):
     r = write(tmp_path, a, b)
     row = [x for x in r["across"] if x["id"] == "blockdevs"][0]
     assert row["flagged"] and "kallsyms has no such rows" in row["why"]
-    assert assemble.overall_verdict(r["variants"], [], r["across"]) == "fail"
+    assert _verdict(r, [], r["across"]) is judge.Verdict.FAIL
 
 
 def test_fault_verdict_in_summary(tmp_path):
@@ -150,7 +158,8 @@ def test_report_writer_never_sees_a_result_being_filled(tmp_path):
         try:
             while not stop.is_set():
                 snap = board.snapshot()
-                rep = assemble.assemble({"run_id": "r", "tarball": "t"}, snap, names)
+                rep = assemble.assemble({"run_id": "r", "tarball": "t"}, snap, names,
+                                        judge.judge(snap, names))
                 # every variant in a snapshot is complete: its counts match its rows
                 for v in rep["variants"].values():
                     assert v["counts"]["values"] == len(v["values"])

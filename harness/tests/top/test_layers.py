@@ -26,7 +26,10 @@ LAYERS = (
     {"oracles"},        # gdb, drgn, addr2line, the task_prio() model
     {"checks"},         # the rows: module against oracles, labels, seeds
     {"lttng"},          # the real client: its supply, boot, rows and suite
-    {"report"},         # renders what the checks decided
+    {"report"},         # renders what the judge decided
+    # one variant's job (run_job), the phases after every job (the suite's
+    # retry) and the judge: what the local pool and the cluster child share
+    {"variantjob", "postphases", "judge"},
     {"cluster"},        # variant jobs on Dask workers
     {"run"},            # the orchestrator
     {"tools", "__main__"},

@@ -255,8 +255,8 @@ def test_the_lap_lists_are_the_step_list():
 
 def test_a_lap_list_without_suite_is_found():
     text = PIPELINE.read_text()
-    assert ", lttng, suite;" in text
-    problems = lap_problems(README.read_text(), text.replace(", lttng, suite;", ", lttng;"))
+    assert ", lttng, suite" in text
+    problems = lap_problems(README.read_text(), text.replace(", lttng, suite", ", lttng"))
     assert len(problems) == 1 and problems[0].startswith("docs/pipeline.md lists the laps")
 
 
