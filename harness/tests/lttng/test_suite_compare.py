@@ -212,3 +212,18 @@ def test_serves_names_features_and_the_lost_ones_come_from_the_coverage_rows():
     assert v.lost == {Feature.CALLSTACK_USER}
     assert compare.explained_by(v, "regression/kernel/test_callstack") is Feature.CALLSTACK_USER
     assert compare.explained_by(v, "regression/kernel/test_userspace_probe") is None
+
+
+def test_a_plain_failure_on_stock_is_not_a_cut_that_excuses_one_here():
+    """Stock ran clear/test_kernel to its end and failed its point 3; exports' stream
+    was cut short at point 2, which stock passed: a kernel difference, flagged."""
+    clear = "regression/tools/clear/test_kernel"
+    stock = STOCK_TESTS + [_t(f"{clear}:1 Create", "pass"), _t(f"{clear}:2 Rotate", "pass"),
+                           _t(f"{clear}:3 Clear", "fail", "exit 1")]
+    exports = STOCK_TESTS + [_t(f"{clear}:1 Create", "pass"),
+                             _t(f"{clear}:2 (not run)", "fail",
+                                "TAP stream cut short: guest hang: no console output")]
+    rows = compare.regressions({"stock": _variant("stock", "6.1", stock),
+                                "exports": _variant("exports", "6.1", exports)})
+    assert [(r["point"], r["flagged"], r["reason"]) for r in rows] == [
+        (f"{clear}:2 Rotate", True, "TAP stream cut short: guest hang: no console output")]
