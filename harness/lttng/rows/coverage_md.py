@@ -34,8 +34,8 @@ def coverage(variants):
                 per.setdefault(c["key"], {})[vname] = dict(c["sources"])
     if not per:
         return []
-    return [{"name": n, "feature": words, "variants": per.get(n, {})}
-            for n, (_, words) in NAMES.items()]
+    return [{"name": n, "feature": feature.value, "variants": per.get(n, {})}
+            for n, feature in NAMES.items()]
 
 
 def _has_fix(series):

@@ -37,7 +37,6 @@ from ...checks.confusions import pair
 from ...model.enums import Source
 from ...model.results import Check, hex_text
 from ...errors import HarnessError
-from .features import lost_row
 
 FEATURE = "callstack_kernel"
 RECORDER = "stack_trace_save"
@@ -235,8 +234,8 @@ def frame(addr, image, slide, modules):
         link = (addr - slide) & MASK
         return Frame(addr, "vmlinux", f"{sym[1]}+{link - sym[0]:#x}", sym[0], image.call_at(link))
     for m in modules:
-        if m.get("addr") and m["addr"] <= addr < m["addr"] + m.get("size", 0):
-            return Frame(addr, "module", module=m["name"])
+        if m.addr and m.addr <= addr < m.addr + (m.size or 0):
+            return Frame(addr, "module", module=m.name)
     return Frame(addr, "unknown")
 
 
@@ -365,7 +364,7 @@ def _confusions(image, frames, i, user):
 
 def slide_of(guest, image):
     """The guest's _text minus vmlinux's, or (None, why)."""
-    ktext = [k.get("addr") for k in guest.get("ktext", [])]
+    ktext = [k.addr for k in guest.ktext]
     linked = image.named.get("_text")
     if not ktext or not ktext[0] or linked is None:
         return None, "the guest printed no _text address (ktext line): the slide is unknown"
@@ -375,43 +374,45 @@ def slide_of(guest, image):
     return s, None
 
 
-def rows(summary, guest, lost, why, image):
-    """The kstack rows of one variant: one per recorded frame and the whole chain."""
-    expect = guest.get("ustack-expect", [])
-    pid = expect[0]["pid"] if expect else None
-    events = [e for e in summary["getppid"] if e["tid"] == pid] if pid is not None else []
-    recorded = [e for e in events if e.get("kstack")]
+def rows(ctx, image):
+    """The kstack rows of one variant's Inputs (rows/inputs.py): one per recorded frame
+    and the whole chain."""
+    guest, rule = ctx.guest, ctx.expect(FEATURE)
+    expect = guest.ustack_expect
+    pid = expect[0].pid if expect else None
+    events = [e for e in ctx.summary.getppid if e.tid == pid] if pid is not None else []
+    recorded = [e for e in events if e.kstack]
     present = bool(recorded)
-    added = [c for c in guest.get("context", []) if c.get("name") == "callstack-kernel"]
+    added = [c for c in guest.context if c.name == "callstack-kernel"]
     info = {"pid": pid, "events": len(events), "unwinder": image.unwinder}
     if added:
         info["add_context"] = "failed in the guest"
     if not present:
-        return [lost_row(("lttng", "kstack/chain"), FEATURE, False, False, lost, why,
-                          {Source.LTTNG_CALLSTACK_KERNEL: None,
-                           Source.VMLINUX_CALL_SITES: None}, info)]
-    stack = list(recorded[0]["kstack"])
+        return [rule.row("kstack/chain", False, False,
+                         {Source.LTTNG_CALLSTACK_KERNEL: None,
+                          Source.VMLINUX_CALL_SITES: None}, info)]
+    stack = list(recorded[0].kstack)
     info["truncated"] = bool(stack) and stack[-1] == MASK
     stack = stack[:-1] if info["truncated"] else stack
     slide, bad_slide = slide_of(guest, image)
     info["slide"] = hex_text(slide)
     if bad_slide:
-        return [lost_row(("lttng", "kstack/chain"), FEATURE, True, False, lost, why,
-                          {Source.LTTNG_CALLSTACK_KERNEL: " ".join(map(hex_text, stack)),
-                           Source.VMLINUX_CALL_SITES: None}, dict(info, problem=bad_slide))]
+        return [rule.row("kstack/chain", True, False,
+                         {Source.LTTNG_CALLSTACK_KERNEL: " ".join(map(hex_text, stack)),
+                          Source.VMLINUX_CALL_SITES: None}, dict(info, problem=bad_slide))]
     reliable = image.unwinder in RELIABLE or image.unwinder is None
-    frames = [frame(a, image, slide, guest.get("module", [])) for a in stack]
+    frames = [frame(a, image, slide, guest.module) for a in stack]
     chain, tp = judge(frames, image, reliable)
-    user = recorded[0].get("stack")
+    user = recorded[0].stack
     out = []
     for i, f in enumerate(frames):
         sources = {Source.LTTNG_CALLSTACK_KERNEL: hex_text(f.addr),
                    Source.VMLINUX_CALL_SITES: f.text}
         if f.where == "module":
             sources[Source.GUEST_LSMOD] = f.module
-        row = lost_row(("lttng", f"kstack/frame{i}"), FEATURE, True, f.ok, lost, why, sources,
-                        {"where": f.where, "call": (f.call or [None])[0], "on_chain": i in chain,
-                         "confusions": _confusions(image, frames, i, user)})
+        row = rule.row(f"kstack/frame{i}", True, f.ok, sources,
+                       {"where": f.where, "call": (f.call or [None])[0], "on_chain": i in chain,
+                        "confusions": _confusions(image, frames, i, user)})
         out.append(row if f.ok or row.reason else Check(row.kind, row.key, row.sources, False,
                                                           row.info, f.why))
     problems = chain_problems(frames, image, chain, tp, reliable)
@@ -426,18 +427,17 @@ def rows(summary, guest, lost, why, image):
                                         for f in frames), "problems": problems})
     sources = {Source.LTTNG_CALLSTACK_KERNEL: " ".join(hex_text(f.addr) for f in frames),
                Source.VMLINUX_CALL_SITES: " > ".join(frames[i].name for i in chain) or None}
-    row = lost_row(("lttng", "kstack/chain"), FEATURE, True, not problems, lost, why,
-                    sources, info)
+    row = rule.row("kstack/chain", True, not problems, sources, info)
     out.append(row if not problems or row.reason else
                Check(row.kind, row.key, row.sources, False, row.info, "; ".join(problems)))
     return out
 
 
-def rows_for(summary, guest, lost, why, vmlinux, config):
+def rows_for(ctx, vmlinux, config):
     """rows() with the tree's vmlinux and .config; an unreadable vmlinux is one failed row."""
     try:
         with Image(vmlinux, unwinder(config)) as image:
-            return rows(summary, guest, lost, why, image)
+            return rows(ctx, image)
     except HarnessError as e:
         return [Check("lttng", "kstack/chain", {Source.VMLINUX_CALL_SITES: None}, False,
                       {"vmlinux": str(vmlinux)}, e.message)]

@@ -10,7 +10,6 @@ import subprocess
 
 from ...checks.confusions import pair
 from ...model.enums import Source
-from . import features
 from ..boot.trace import UPROBE_EVENT
 
 FUNCTION = "level2"
@@ -27,16 +26,15 @@ def functions(program):
     return syms
 
 
-def rows(summary, guest, syms, lost, why):
-    """The lttng:uprobe/level2 row."""
-    expect = guest.get("ustack-expect", [])
-    tid = expect[0]["pid"] if expect else None
-    events = summary.get("uprobe", [])
-    mine = [e for e in events if e["tid"] == tid]
+def rows(ctx, syms):
+    """The lttng:uprobe/level2 row of an Inputs (rows/inputs.py); `syms`: functions()."""
+    expect = ctx.guest.ustack_expect
+    tid = expect[0].pid if expect else None
+    events = ctx.summary.uprobe
+    mine = [e for e in events if e.tid == tid]
     want = syms.get(FUNCTION)
-    refused = any(c.get("name") == "uprobe" and c.get("added") == 0
-                  for c in guest.get("context", []))
-    ips = sorted({e["ip"] for e in mine if e["ip"] is not None})
+    refused = any(c.name == "uprobe" and c.added == 0 for c in ctx.guest.context)
+    ips = sorted({e.ip for e in mine if e.ip is not None})
     got = " ".join(f"{i:#x}" for i in ips) + f" x{len(mine)}" if mine else None
     sources = {Source.LTTNG_UPROBE: got,
                Source.PROGRAM_SYMBOLS: f"{want:#x} x1" if want is not None else None}
@@ -46,5 +44,4 @@ def rows(summary, guest, syms, lost, why):
             "confusions": {
                 "the neighbouring function's": pair(want, neighbours[0] if neighbours else None),
                 "the trap's ip (one byte on)": pair(want, want + 1 if want is not None else None)}}
-    return [features.lost_row(("lttng", f"uprobe/{FUNCTION}"), "uprobe", bool(events), right,
-                             lost, why, sources, info)]
+    return [ctx.expect("uprobe").row(f"uprobe/{FUNCTION}", bool(events), right, sources, info)]

@@ -6,6 +6,7 @@ import pytest
 
 from harness.lttng.boot import guestlines, trace
 from harness.lttng.rows import splice, uprobe
+from harness.lttng.rows.inputs import Inputs
 
 SYMS = {"level1": 0x401800, "level2": 0x4017c0, "level3": 0x401765}
 GUEST = "ustack-expect pid=139 tgid=138 depth=1 ret=0x401766\n"
@@ -25,7 +26,8 @@ def summary(*events, counts=None, discarded=0):
 
 
 def row(s, g=None, lost=()):
-    (r,) = uprobe.rows(s, g or guest(), SYMS, lost, "why")
+    (r,) = uprobe.rows(Inputs(trace.TraceSummary.parse(s), g or guest(), None, lost,
+                              {"uprobe": "why"}), SYMS)
     return r
 
 
@@ -70,7 +72,8 @@ SPLICED = "channelout output=SPLICE\nchannelout output=SPLICE\n"
 
 
 def srow(g, s, lost=()):
-    (r,) = splice.rows(s, guestlines.parse(g + guestlines.END + "\n"), lost, "why")
+    (r,) = splice.rows(Inputs(trace.TraceSummary.parse(s), guest(g), None, lost,
+                              {"splice": "why"}))
     return r
 
 

@@ -168,3 +168,67 @@ def test_a_name_the_build_cannot_resolve_is_no_excuse_when_its_rows_fail():
     rows = compare.regressions(_run(doctored, ("callstack-user context",),
                                     status="lost: no lttng_statedump_interrupt event"))
     assert [r["flagged"] for r in rows] == [False]
+
+
+def test_a_point_whose_description_has_colons_is_one_point():
+    # lttng-tools' descriptions carry colons ("Validate: 2 sessions"); the point is
+    # (script, number), whatever its description says on either variant
+    live = "regression/tools/live/test_kernel"
+    stock = STOCK_TESTS + [_t(f"{live}:3 Validate: 2 sessions: ok", "pass"),
+                           _t(f"{live}:4 Destroy: all", "pass")]
+    exports = STOCK_TESTS + [_t(f"{live}:3 Validate: 2 sessions: ok", "fail", "exit 1"),
+                             _t(f"{live}:4 (not run)", "fail",
+                                "TAP stream cut short: timeout after 300 s")]
+    rows = compare.regressions({"stock": _variant("stock", "6.1", stock),
+                                "exports": _variant("exports", "6.1", exports)})
+    assert [(r["point"], r["flagged"], r["reason"]) for r in rows] == [
+        (f"{live}:3 Validate: 2 sessions: ok", True, "exit 1"),
+        (f"{live}:4 Destroy: all", True, "TAP stream cut short: timeout after 300 s")]
+    first = compare.first_rows(compare.entry.read(
+        {"stock": _variant("stock", "6.1", stock),
+         "exports": _variant("exports", "6.1", exports)}))
+    assert [(r.point.script, r.point.number) for r in first] == [(live, 3), (live, 4)]
+
+
+def test_a_real_failure_whose_reason_reads_like_a_cut_is_flagged():
+    """Doctored: stock's run of clear/test_kernel was cut short (a hang), and on exports
+    point 2 really failed, its diagnostic beginning with the cut-short words. Only a
+    point its stream never reached is cut short; this one ran and failed (the old
+    rule, a reason prefix, took it for a cut and kept it)."""
+    clear = "regression/tools/clear/test_kernel"
+    hang = "TAP stream cut short: guest hang: stock: no console output for 180 s"
+    stock = STOCK_TESTS + [_t(f"{clear}:1 Create", "pass"), _t(f"{clear}:2 Rotate", "pass"),
+                           _t(f"{clear}:3 (not run)", "fail", hang)]
+    exports = STOCK_TESTS + [_t(f"{clear}:1 Create", "pass"),
+                             _t(f"{clear}:2 Rotate", "fail",
+                                "TAP stream cut short: relayd closed the stream"),
+                             _t(f"{clear}:3 Clear", "pass")]
+    v = {"stock": _variant("stock", "6.1", stock), "exports": _variant("exports", "6.1", exports)}
+    rows = compare.regressions(v)
+    assert [(r["point"], r["flagged"]) for r in rows] == [(f"{clear}:2 Rotate", True)]
+    assert _verdict(v, rows) is judge.Verdict.FAIL
+
+
+def test_serves_names_features_and_the_lost_ones_come_from_the_coverage_rows():
+    from harness.lttng.rows.coverage import Feature, NAMES
+    assert set(compare.SERVES) <= set(NAMES.values())
+    v = compare.entry.SuiteVariant.from_json(
+        "exports", _variant("exports", "6.1", STOCK_TESTS, ("callstack-user context",)))
+    assert v.lost == {Feature.CALLSTACK_USER}
+    assert compare.explained_by(v, "regression/kernel/test_callstack") is Feature.CALLSTACK_USER
+    assert compare.explained_by(v, "regression/kernel/test_userspace_probe") is None
+
+
+def test_a_plain_failure_on_stock_is_not_a_cut_that_excuses_one_here():
+    """Stock ran clear/test_kernel to its end and failed its point 3; exports' stream
+    was cut short at point 2, which stock passed: a kernel difference, flagged."""
+    clear = "regression/tools/clear/test_kernel"
+    stock = STOCK_TESTS + [_t(f"{clear}:1 Create", "pass"), _t(f"{clear}:2 Rotate", "pass"),
+                           _t(f"{clear}:3 Clear", "fail", "exit 1")]
+    exports = STOCK_TESTS + [_t(f"{clear}:1 Create", "pass"),
+                             _t(f"{clear}:2 (not run)", "fail",
+                                "TAP stream cut short: guest hang: no console output")]
+    rows = compare.regressions({"stock": _variant("stock", "6.1", stock),
+                                "exports": _variant("exports", "6.1", exports)})
+    assert [(r["point"], r["flagged"], r["reason"]) for r in rows] == [
+        (f"{clear}:2 Rotate", True, "TAP stream cut short: guest hang: no console output")]
