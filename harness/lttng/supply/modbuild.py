@@ -4,7 +4,6 @@ tree key + lttng source digest + the patches/lttng series applied + build switch
 import hashlib
 import os
 import shutil
-import subprocess
 import threading
 import time
 from pathlib import Path
@@ -12,7 +11,7 @@ from pathlib import Path
 from ... import paths
 from ...prepare import cache as cachemod
 from ...errors import HarnessError
-from ...proc import discard, run_logged
+from ...proc import discard, run_logged, tool_output
 from ...progress import say
 from . import fetch, reuse, treemods
 
@@ -197,13 +196,11 @@ def stage(out, tree):
     (mods / "extra").mkdir(parents=True)
     kos = sorted((out / "ko").glob("*.ko"))
     for ko in kos:
-        subprocess.run(["strip", "--strip-debug", "-o", str(mods / "extra" / ko.name), str(ko)],
-                       check=True)
+        tool_output("lttng", ["strip", "--strip-debug", "-o", mods / "extra" / ko.name, ko])
     for rel in treemods.needed(kos, tree.src):
         dest = mods / "kernel" / rel
         dest.parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["strip", "--strip-debug", "-o", str(dest), str(Path(tree.src) / rel)],
-                       check=True)
+        tool_output("lttng", ["strip", "--strip-debug", "-o", dest, Path(tree.src) / rel])
     for name in ("modules.builtin", "modules.builtin.modinfo", "modules.order"):
         src = Path(tree.src) / name
         if src.exists():
