@@ -48,6 +48,12 @@ def _tail(log, n=5):
     return " | ".join(lines[-n:])
 
 
+class StepTimeout(HarnessError):
+    """run_logged()'s `timeout` passed and the command was stopped: a caller that
+    tells a timeout from a failure (a stalled mirror from a missing package) catches
+    this one."""
+
+
 def run_logged(step, argv, log, cwd=None, env=None, beat=None, beat_every=20.0, timeout=None):
     """Run argv, appending stdout+stderr to `log`; raise HarnessError(step) on failure.
 
@@ -74,7 +80,7 @@ def run_logged(step, argv, log, cwd=None, env=None, beat=None, beat_every=20.0, 
                 except subprocess.TimeoutExpired:
                     check_stop(step)
                     if timeout and time.monotonic() - start > timeout:
-                        raise HarnessError(step, f"{argv[0]} took longer than {timeout} s", log)
+                        raise StepTimeout(step, f"{argv[0]} took longer than {timeout} s", log)
                     if beat and time.monotonic() >= next_beat:
                         next_beat += beat_every
                         beat(log)
