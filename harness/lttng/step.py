@@ -85,7 +85,7 @@ def run_lttng(variant, tree, vdir, opts, series=None, kallsyms=None, prio=True):
     # the kernel call stack against the built vmlinux's call sites, on the host
     rows += tuple(kstack.rows_for(summary, guest, variant.lttng_lost, WHY["callstack_kernel"],
                                   tree.vmlinux, tree.src / ".config"))
-    rows += tuple(symaudit.rows(audit, symchecked, kallsyms, variant.lttng_version, calltypes))
+    rows += tuple(symaudit.rows(audit, symchecked, kallsyms, calltypes, variant.lttng_version))
     rows += coverage.rows(out, kallsyms, rows, variant.lttng_lost, variant.lttng_version,
                           variant.lttng_series, symaudit.by_name(audit))
     facts["check_s"] = round(time.monotonic() - t0, 1)

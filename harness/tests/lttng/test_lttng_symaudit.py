@@ -49,14 +49,15 @@ CHECK = {"build": "/tree", "findings_total": 0,
 
 
 def failing(audit, check=CHECK, kallsyms=False):
-    return sorted(c.key for c in symaudit.rows(audit, check, kallsyms, "2.13.9") if c.disagrees)
+    return sorted(c.key for c in symaudit.rows(audit, check, kallsyms, None, "2.13.9")
+                  if c.disagrees)
 
 
 def test_the_measured_documents_pass():
     assert failing(UNWRAPPED, kallsyms=False) == []
     assert failing(WRAPPED, kallsyms=True) == []
     for kallsyms in (False, True):
-        keys = [c.key for c in symaudit.rows(UNWRAPPED, CHECK, kallsyms, "2.13.9")]
+        keys = [c.key for c in symaudit.rows(UNWRAPPED, CHECK, kallsyms, None, "2.13.9")]
         assert sorted(k for k in keys if k.startswith("symcheck/by-name/")) == \
             [f"symcheck/by-name/{n}" for n in EXPECTED_COVERED]
         assert len(keys) == len(set(keys)) == len(EXPECTED_COVERED) + 2
@@ -103,12 +104,13 @@ def test_a_check_finding_fails():
                                            "message": "CRC differs"}]
     doctored["findings_total"] = 1
     assert failing(UNWRAPPED, doctored) == ["symcheck/check"]
-    row = [c for c in symaudit.rows(UNWRAPPED, doctored, False, "2.13.9") if c.key == "symcheck/check"][0]
+    row = [c for c in symaudit.rows(UNWRAPPED, doctored, False, None, "2.13.9")
+           if c.key == "symcheck/check"][0]
     assert row.info["findings"] == ["lttng_tracer: crc-mismatch task_prio"]
 
 
 def test_the_symcheck_sources_are_labelled():
-    for c in symaudit.rows(WRAPPED, CHECK, True, "2.13.9"):
+    for c in symaudit.rows(WRAPPED, CHECK, True, None, "2.13.9"):
         for s in c.sources:
             assert labels.label(s)[0] != "unlabelled", s
 
@@ -121,15 +123,15 @@ def test_a_release_that_no_longer_looks_a_name_up_expects_no_lookup():
         ("stack_trace_save_user", "lttng_tracer"), ("get_pfnblock_flags_mask", "lttng_wrapper"),
         ("irq_to_desc", "lttng_wrapper"), ("block_class", "lttng_statedump"),
         ("disk_type", "lttng_statedump"), ("global_wb_domain", "lttng_probe_writeback")]])
-    rows = {c.key: c for c in symaudit.rows(measured_2_13_18, CHECK, True, "2.13.18")}
+    rows = {c.key: c for c in symaudit.rows(measured_2_13_18, CHECK, True, None, "2.13.18")}
     assert not any(c.disagrees for c in rows.values())
     assert rows["symcheck/by-name/task_prio"].sources["expected"] == "not by name"
     assert failing(measured_2_13_18, kallsyms=True) == ["symcheck/by-name/task_prio"]
-    bad = [c for c in symaudit.rows(WRAPPED, CHECK, True, "2.13.18") if c.disagrees]
+    bad = [c for c in symaudit.rows(WRAPPED, CHECK, True, None, "2.13.18") if c.disagrees]
     assert [c.key for c in bad] == ["symcheck/by-name/task_prio"]
     assert "LTTng 2.13.18 has it inlined" in bad[0].reason
 
 
 def test_a_forgotten_version_is_an_error_not_2_13_9():
     with pytest.raises(TypeError):
-        symaudit.rows(WRAPPED, CHECK, True)
+        symaudit.rows(WRAPPED, CHECK, True, None)
