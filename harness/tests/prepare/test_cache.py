@@ -450,4 +450,3 @@ def test_an_evicted_tree_is_gone_at_once_and_deleted_in_the_background(c, monkey
     (e,) = cache.entries(c)
     assert cache.try_evict(c, e) and not q.exists()
     assert list((c / "trees").glob(".trash-*")) == []
-
