@@ -295,12 +295,16 @@ def entries(cache, measure_missing=True, probe=True):
 
 def _remove_path(p):
     """Rename aside, then delete without waiting (proc.delete_aside: a kernel tree takes
-    seconds); a symlinked entry loses only its link."""
+    seconds); a symlinked entry loses only its link. Gone meanwhile is removed: a dead
+    worker's job directory is also swept by the next cluster job (cluster/job.py)."""
     p = Path(p)
     if p.is_symlink() or p.is_file():
         p.unlink(missing_ok=True)
     elif p.exists():
-        delete_aside(p)
+        try:
+            delete_aside(p)
+        except FileNotFoundError:
+            pass
 
 
 def _remove(cache, entry):

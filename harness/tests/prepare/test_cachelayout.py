@@ -88,3 +88,16 @@ def test_holding_an_lttng_build_by_its_path(c):
     assert cache.entry_of(c / "lttng" / "modules" / "lb") == (c, "lttng/modules", "lb")
     assert cache.entry_of(c / "modules" / "pm" / "probe.ko") == (c, "modules", "pm")
     assert cache.entry_of(c / "lttng" / "initramfs" / "x.cpio") == (c, "lttng/initramfs", "x")
+
+
+def test_a_job_directory_swept_meanwhile_is_evicted_without_error(c, monkeypatch):
+    """cluster/job.py's sweep removes a dead worker's directory too: when it wins the
+    race between eviction's exists() and its rename, the eviction still succeeds."""
+    fake_any(c, "cluster-jobs", f"{dead_pid()}-r-v-1", 1000, 1000)
+    (e,) = cache.entries(c)
+
+    def swept(p):
+        raise FileNotFoundError(2, "No such file or directory", str(p))
+
+    monkeypatch.setattr(cache, "delete_aside", swept)
+    assert cache.try_evict(c, e)
