@@ -9,11 +9,11 @@ CONFIG_LTTNG_KALLSYMS=n); global_wb_domain is a tracepoint argument when the
 writeback probe names it nowhere. "Feature" comes from this run's lttng:* rows."""
 
 import re
-import subprocess
 from enum import Enum
 from pathlib import Path
 
 from ...model.results import Check
+from ...proc import tool_output
 
 
 class Feature(Enum):
@@ -146,8 +146,8 @@ def _undefined(kos):
     the edit loop's LTTng step for 43 modules, 0.2 s together)."""
     if not kos:
         return set()
-    p = subprocess.run(["nm", "-u", "-A", *map(str, kos)], capture_output=True, text=True)
-    return {line.split()[-1] for line in p.stdout.splitlines() if line.strip()}
+    out = tool_output("lttng", ["nm", "-u", "-A", *kos])
+    return {line.split()[-1] for line in out.splitlines() if line.strip()}
 
 
 def names(resolved=()):
@@ -156,7 +156,7 @@ def names(resolved=()):
     return {**NAMES, **{n: Feature.UNKNOWN for n in sorted(set(resolved) - set(NAMES))}}
 
 
-def how(build_dir, kallsyms, version="2.13.9", series=None, resolved=()):
+def how(build_dir, kallsyms, version, series=None, resolved=()):
     """name -> how this build of LTTng `version` (with patches/lttng `series`) gets
     it, from its .ko files; `resolved`: names symcheck found handed to a resolver."""
     table = names(resolved)
@@ -185,7 +185,7 @@ def how(build_dir, kallsyms, version="2.13.9", series=None, resolved=()):
     return out
 
 
-def rows(build_dir, kallsyms, checks, lost=(), version="2.13.9", series=None, resolved=()):
+def rows(build_dir, kallsyms, checks, lost, version, series=None, resolved=()):
     """One lttng-coverage row per name: how, and the feature's runtime status."""
     methods = how(build_dir, kallsyms, version, series, resolved)
     out = []

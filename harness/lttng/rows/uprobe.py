@@ -6,8 +6,7 @@ nm (sessiond reads the same .symtab in the guest with its own ELF reader: same
 data, not the same code). The kernel rewinds the trap's ip to the probed
 address before the handlers run (handle_swbp()), so the ip is level2's."""
 
-import subprocess
-
+from ...proc import tool_output
 from ...checks.confusions import pair
 from ...model.enums import Source
 from ..boot.trace import UPROBE_EVENT
@@ -17,7 +16,7 @@ FUNCTION = "level2"
 
 def functions(program):
     """{name: address} of the text symbols of a (static, not PIE) program."""
-    out = subprocess.run(["nm", str(program)], capture_output=True, text=True, check=True).stdout
+    out = tool_output("lttng", ["nm", program])
     syms = {}
     for line in out.splitlines():
         parts = line.split()

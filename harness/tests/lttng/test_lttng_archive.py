@@ -7,20 +7,24 @@ test."""
 import hashlib
 import os
 import re
+import shutil
 import stat
-from pathlib import Path
+import subprocess
 
 import pytest
 
 from harness.errors import HarnessError
 from harness.lttng.supply import archive, fetch
+from harness.prepare import cache as cachemod
 
-# The stand-in: `apt-get update` records the call, `apt-get download P=V` writes
+# The stand-in: the command $FAKE_STALL names ("apt-get update") first stalls 4 s;
+# `apt-get update` records the call, `apt-get download P=V` writes
 # P_V_all.deb with the bytes of $FAKE_DEB_BYTES when V is $FAKE_HAS, else fails as
 # apt does; `apt-cache madison P` lists $FAKE_HAS. Every call is logged with the
 # APT_CONFIG it saw.
 FAKE_APT = r"""#!/bin/sh
 echo "$(basename "$0") $* APT_CONFIG=${APT_CONFIG:-}" >> "$FAKE_LOG"
+if [ -n "${FAKE_STALL:-}" ] && [ "$(basename "$0") $1" = "$FAKE_STALL" ]; then sleep 4; fi
 case "$(basename "$0") $1" in
 "apt-get update") exit 0 ;;
 "apt-get download")
@@ -151,3 +155,85 @@ def test_a_source_package_through_the_private_configuration(tmp_path, fake_apt, 
         archive.source(src, tmp_path / "cache", tmp_path / "src2", tmp_path / "dl.log")
     assert "bookworm's archive (http://deb.debian.org/debian) no longer has ltt-control " \
         "2.13.9-1+deb12u1 (it has: 2.13.9-1+deb12u2)" in e.value.one_line()
+
+
+# A stalled mirror: every apt-get has APT_TIMEOUT, past which one line names the
+# package and the timeout, with the exit status of the step that fetched.
+
+@pytest.mark.parametrize("suite, stall, what", [
+    ("", "apt-get download", "apt-get download of lttng-modules-dkms=2.13.9-1+deb12u1"),
+    ("trixie", "apt-get update",
+     "apt-get update of trixie's lists for lttng-modules-dkms=2.13.9-1+deb12u1"),
+    ("trixie", "apt-get download", "apt-get download of lttng-modules-dkms=2.13.9-1+deb12u1")])
+def test_a_stalled_fetch_is_one_line_naming_the_package(tmp_path, fake_apt, monkeypatch,
+                                                         suite, stall, what):
+    monkeypatch.setenv("FAKE_HAS", "2.13.9-1+deb12u1")
+    monkeypatch.setenv("FAKE_STALL", stall)
+    monkeypatch.setattr(archive, "APT_TIMEOUT", 1)
+    with pytest.raises(HarnessError) as e:
+        archive.download(pin("2.13.9-1+deb12u1", suite=suite), tmp_path / "cache",
+                         tmp_path / "debs", tmp_path / "dl.log")
+    assert e.value.step == "lttng" and e.value.exit_status == 23
+    assert e.value.one_line().startswith(f"ksymlab: lttng: {what} took longer than 1 s")
+
+
+def test_a_stalled_source_fetch_is_the_suites_error(tmp_path, fake_apt, monkeypatch):
+    """lttng-tools' source for the suite (suite/tools.py passes its step)."""
+    monkeypatch.setenv("FAKE_HAS", "2.13.9-1+deb12u1")
+    monkeypatch.setenv("FAKE_STALL", "apt-get source")
+    monkeypatch.setattr(archive, "APT_TIMEOUT", 1)
+    src = archive.Pin("ltt-control", "2.13.9-1+deb12u1",
+                      hashlib.sha256(b"a deb").hexdigest(), "bookworm")
+    with pytest.raises(HarnessError) as e:
+        archive.source(src, tmp_path / "cache", tmp_path / "src", tmp_path / "dl.log",
+                       step="suite")
+    assert e.value.step == "suite" and e.value.exit_status == 24
+    assert "apt-get source of ltt-control=2.13.9-1+deb12u1 took longer than 1 s" in \
+        e.value.message
+
+
+def test_a_stalled_download_of_the_host_packages_names_them(tmp_path, fake_apt, monkeypatch):
+    monkeypatch.setenv("FAKE_STALL", "apt-get download")
+    monkeypatch.setattr(archive, "APT_TIMEOUT", 1)
+    with pytest.raises(HarnessError) as e:
+        fetch._host_packages(("lttng-tools", "liburcu8"))(tmp_path, tmp_path / "dl.log")
+    assert e.value.step == "lttng" and e.value.message.startswith(
+        "apt-get download of lttng-tools, liburcu8 took longer than 1 s")
+
+
+def test_every_fetch_has_a_timeout_of_minutes():
+    assert 5 * 60 <= archive.APT_TIMEOUT <= 30 * 60
+
+
+# The unpacked packages are an entry of the build cache (fetch._unpacked).
+
+def _deb(tmp_path):
+    pkg = tmp_path / "pkg"
+    (pkg / "DEBIAN").mkdir(parents=True)
+    (pkg / "DEBIAN" / "control").write_text(
+        "Package: ksymlab-test\nVersion: 1\nArchitecture: all\nMaintainer: t <t@t>\n"
+        "Description: test\n")
+    (pkg / "usr" / "share").mkdir(parents=True)
+    (pkg / "usr" / "share" / "x").write_text("x\n")
+    subprocess.run(["dpkg-deb", "--build", str(pkg), str(tmp_path / "t.deb")], check=True,
+                   capture_output=True)
+    return tmp_path / "t.deb"
+
+
+def test_unpacked_packages_are_a_cache_entry_held_while_used(tmp_path):
+    deb, c, calls = _deb(tmp_path), tmp_path / "cache", []
+
+    def fetch_debs(debs_dir, log):
+        calls.append(debs_dir)
+        shutil.copy2(deb, debs_dir / deb.name)
+        return [debs_dir / deb.name]
+
+    with cachemod.session():
+        root = fetch._unpacked(c, "userspace", "k", fetch_debs)
+        assert (root / "usr" / "share" / "x").read_text() == "x\n"
+        assert fetch._unpacked(c, "userspace", "k", fetch_debs) == root and len(calls) == 1
+        (e,) = cachemod.entries(c)
+        assert (e.kind, e.key, e.complete, e.held) == ("lttng/debs", "userspace-k", True, True)
+        assert cachemod.read_info(c, e.kind, e.key)["size"] > 0
+        assert cachemod.clear(c)[0] == [] and root.is_dir()
+    assert [x.key for x in cachemod.clear(c)[0]] == ["userspace-k"] and not root.exists()

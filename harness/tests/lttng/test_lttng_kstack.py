@@ -347,9 +347,9 @@ def test_coverage_reads_the_kstack_rows(tmp_path):
     (tmp_path / "ko").mkdir()
     good_ = [Check("lttng", "kstack/chain", {}, True)]
     bad = [Check("lttng", "kstack/frame2", {}, False)]
-    row = {c.key: c for c in coverage.rows(tmp_path, False, good_)}["stack_trace_save"]
+    row = {c.key: c for c in coverage.rows(tmp_path, False, good_, (), "2.13.9")}["stack_trace_save"]
     assert row.get("feature").startswith("works")
-    row = {c.key: c for c in coverage.rows(tmp_path, False, bad)}["stack_trace_save"]
+    row = {c.key: c for c in coverage.rows(tmp_path, False, bad, (), "2.13.9")}["stack_trace_save"]
     assert row.get("feature").startswith("wrong")
     assert row.info["feature"] == "callstack-kernel context"
 

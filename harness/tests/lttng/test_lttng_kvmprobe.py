@@ -66,12 +66,12 @@ def test_no_build_no_attempt_or_not_listed_disagrees(tmp_path, text, probe, reas
 
 def test_coverage_says_what_the_kvm_row_shows():
     ok = Check("lttng", "kvm/probe-load", {"lttng build": "x"}, True)
-    status = {r.key: r.get("feature") for r in coverage.rows("/nonexistent", False, [ok])}
+    status = {r.key: r.get("feature") for r in coverage.rows("/nonexistent", False, [ok], (), "2.13.9")}
     assert status["kvm_x86_ops"] == "the probe loads (no kvm_exit fires in a TCG guest: no VMX)"
-    status = {r.key: r.get("feature") for r in coverage.rows("/nonexistent", False, [])}
+    status = {r.key: r.get("feature") for r in coverage.rows("/nonexistent", False, [], (), "2.13.9")}
     assert status["kvm_x86_ops"] == "not exercised: the tree does not build KVM"
     bad = Check("lttng", "kvm/probe-load", {"lttng build": "x"}, False)
-    status = {r.key: r.get("feature") for r in coverage.rows("/nonexistent", False, [bad])}
+    status = {r.key: r.get("feature") for r in coverage.rows("/nonexistent", False, [bad], (), "2.13.9")}
     assert status["kvm_x86_ops"] == "wrong or missing (see the lttng rows)"
 
 

@@ -4,6 +4,7 @@ import subprocess
 
 import pytest
 
+from harness.errors import HarnessError
 from harness.lttng.boot import guestlines, trace
 from harness.lttng.rows import splice, uprobe
 from harness.lttng.rows.inputs import Inputs
@@ -89,3 +90,11 @@ def test_every_channel_spliced_with_events_agrees():
 ])
 def test_mmap_a_missing_channel_discards_or_no_events_disagree(g, s):
     assert not srow(g, s).agrees
+
+
+def test_a_failing_nm_is_the_steps_error(tmp_path):
+    (tmp_path / "p").write_text("#!/bin/sh\n")
+    with pytest.raises(HarnessError) as e:
+        uprobe.functions(tmp_path / "p")
+    assert e.value.step == "lttng" and e.value.exit_status == 23
+    assert e.value.message.startswith("nm ") and "format not recognized" in e.value.message
