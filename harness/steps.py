@@ -2,7 +2,7 @@
 
 One list for every place that names them: variantjob.py records its laps under
 these names, the timing tables of report.md and report.html show them in
-this order (harness/report/timings.py, html.py), and harness/tools/bench.py
+this order (harness/report/timings.py, html_charts.py), and harness/tools/bench.py
 reads them back from report.json.
 """
 

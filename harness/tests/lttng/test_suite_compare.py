@@ -140,14 +140,14 @@ def test_only_the_stock_variant_of_the_same_kernel_line_is_a_baseline():
 
 
 def test_report_html_and_md_show_the_table_and_the_flagged_point():
-    from harness.report import html
+    from harness.report import html_parts
     from harness.lttng.suite import suite_md
     doctored = list(STOCK_TESTS)
     doctored[1] = _t("regression/kernel/test_event_basic:2 Enable event", "fail", "exit 1")
     v = _run(doctored)
     rep = {"variants": v, "lttng_suite": {n: x["lttng_suite"] for n, x in v.items()},
            "lttng_suite_regressions": compare.regressions(v), "run_id": "t"}
-    page = suite_md.html(rep, html._table)
+    page = suite_md.html(rep, html_parts._table)
     assert "<td>regression/kernel/test_event_basic</td><td>2/0/0</td><td>1/1/0</td>" in page
     assert '<tr class="bad"><td>exports</td><td>stock</td>' in page
     out = []

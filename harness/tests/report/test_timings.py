@@ -5,7 +5,7 @@ from dataclasses import replace
 from html.parser import HTMLParser
 
 from harness import paths, steps
-from harness.report import assemble, html
+from harness.report import assemble, html_charts, html_parts
 from harness import mdtables
 from harness.tools import bench
 from report_fixture import make_report
@@ -107,7 +107,7 @@ class Steps(HTMLParser):
 
 
 def test_report_html_draws_and_tabulates_every_recorded_step():
-    page = Steps(html.timing_chart(with_drgn_and_lttng(make_report())))
+    page = Steps(html_charts.timing_chart(with_drgn_and_lttng(make_report())))
     assert [s for v, s in page.bars if v == "exports"] == [
         "kernel", "module", "initramfs", "boot", "gdb", "guest_rest", "drgn", "compare",
         "lttng"]
@@ -126,8 +126,8 @@ def test_report_html_draws_and_tabulates_every_recorded_step():
         ["compare", "0.05", "0.05", "0.05", "0.05"],
         ["lttng", "66.0", "", "", ""]]
     # every step has its own colour
-    assert set(html.STEP_COLOURS) == set(steps.TIMED)
-    assert len(set(html.STEP_COLOURS.values())) == len(steps.TIMED)
+    assert set(html_parts.STEP_COLOURS) == set(steps.TIMED)
+    assert len(set(html_parts.STEP_COLOURS.values())) == len(steps.TIMED)
 
 
 def test_bench_shows_drgn_and_lttng_when_recorded():
