@@ -32,6 +32,7 @@ from .errors import HarnessError
 from .progress import say
 from .guest.qemu import QemuSession
 from .guest.scenario import parse as parse_scenario
+from .cluster import transport as cluster_transport
 
 
 def new_rundir(runs_root):
@@ -280,35 +281,6 @@ def _meta(run_id, opts):
             "insmod_args": opts.insmod_args, "stress_cycles": opts.stress, "kaslr": opts.kaslr}
 
 
-def _run_on_cluster(selected, opts, run_id, rundir, board, write, order, meta):
-    from .cluster import client as cluster        # needs python3-distributed
-
-    def arrived(result, kernel_seconds):
-        board.publish(result)
-        kernel_s[result.name] = kernel_seconds
-        write({"kernel": dict(kernel_s)})
-
-    kernel_s = {}
-    t0 = time.monotonic()
-    try:
-        errors = cluster.run_jobs(selected, opts, run_id, rundir, arrived)
-    except HarnessError as err:         # no scheduler or no worker: nothing ran
-        errors = {v.name: err for v in selected}
-    for v in selected:
-        if v.name not in board.snapshot():           # never ran, or lost with the scheduler
-            (rundir / v.name).mkdir(exist_ok=True)
-            board.publish(base_result(v, error=step_error(errors[v.name], rundir / v.name)))
-    timings = {"kernel": dict(kernel_s), "guests": round(time.monotonic() - t0, 1),
-               "guest_workers": f"cluster {opts.cluster}"}
-    meta["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-    rep = write(timings)
-    say("report", f"{rundir / 'report.md'}: verdict {rep['verdict']}")
-    first_error = next((errors[n] for n in order if n in errors), None)
-    if first_error is not None:
-        return first_error.exit_status, rundir, first_error
-    return (0 if rep["verdict"] == "pass" else 1), rundir, None
-
-
 def run(names, opts):
     """Run the comparison of the variants `names` with RunOptions `opts`;
     return (exit status, run directory, first error or None)."""
@@ -318,6 +290,8 @@ def run(names, opts):
     parse_scenario(opts.scenario)        # a bad line is a usage error before anything boots
     if opts.module_src is not None and not (opts.module_src / "Kbuild").is_file():
         raise HarnessError("usage", f"{opts.module_src}: no probe-module sources (Kbuild) there")
+    if opts.cluster:        # a bad address or certificate directory: before anything is made
+        cluster_transport.plan(opts.cluster, opts.cluster_certs, opts.insecure_cluster)
     run_id, rundir = new_rundir(opts.runs_root)
     say("run", f"{run_id}: variants {', '.join(v.name for v in selected)}; logs in {rundir}")
     meta = _meta(run_id, opts)
@@ -336,7 +310,8 @@ def run(names, opts):
 
     if opts.cluster:
         # every variant job (tree, guests, gdb, drgn, LTTng) runs on a Dask worker
-        return _run_on_cluster(selected, opts, run_id, rundir, board, write, order, meta)
+        from .cluster import drive
+        return drive.run_on_cluster(selected, opts, run_id, rundir, board, write, order, meta)
     errors = {}
     trees = {}
     kernel_s = {}
