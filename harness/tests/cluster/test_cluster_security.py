@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from harness import paths
-from harness.cluster import artifacts, certs, job, reasons, spec as jobspec, transport, workerenv
+from harness.cluster import artifacts, job, reasons, spec as jobspec, transport, workerenv
 from harness.errors import HarnessError
 from harness.options import RunOptions
 
