@@ -6,8 +6,8 @@ Commands (COMMANDS below, one handler each, like symcheck/src/main.c's commands[
   key       print the cache key of each variant
   variants  list the known variants and where each is defined
   cache     what the build cache holds; prune it to its cap or clear it
-  show      print a run's summary and disagreements, name its files
   cluster-certs  a CA and TLS certificates for --cluster tls:// (cluster/certs.py)
+  show      print a run's summary and disagreements, name its files
 
 Exit statuses: errors.EXIT (README.md lists the same table).
 """
