@@ -18,17 +18,14 @@ from harness import paths
 from harness.cluster import artifacts, job, reasons, spec as jobspec, transport, workerenv
 from harness.errors import HarnessError
 from harness.options import RunOptions
+from harness.tests.pki_fixture import cluster_certs
 
 
 @pytest.fixture(scope="module")
 def issued(tmp_path_factory):
     """Two independent sets, made by the command as a user would make them."""
     root = tmp_path_factory.mktemp("certs")
-    for name in ("ours", "theirs"):
-        p = subprocess.run([sys.executable, "-m", "harness", "cluster-certs", str(root / name)],
-                           cwd=paths.REPO, capture_output=True, text=True)
-        assert p.returncode == 0, p.stderr
-    return root / "ours", root / "theirs"
+    return cluster_certs(root / "ours"), cluster_certs(root / "theirs")
 
 
 def openssl(*args):
@@ -259,3 +256,48 @@ def _as_nobody(cache, spec_file, base):
                        env=env, capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr[-2000:]
     return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def _evil_tar(member):
+    import io
+    import tarfile
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        ok = tarfile.TarInfo("console.log")
+        ok.size = 3
+        tar.addfile(ok, io.BytesIO(b"ok\n"))
+        tar.addfile(member, io.BytesIO(b"owned\n") if member.isfile() else None)
+    return buf.getvalue()
+
+
+def _escaping(name):
+    import tarfile
+    m = tarfile.TarInfo(name)
+    m.size = 6
+    return m
+
+
+def _linking(name, target):
+    import tarfile
+    m = tarfile.TarInfo(name)
+    m.type = tarfile.SYMTYPE
+    m.linkname = target
+    return m
+
+
+@pytest.mark.parametrize("member", [_escaping("../../escaped"), _escaping("/tmp/ksymlab-abs"),
+                                    _linking("stock-link", "/etc/shadow")],
+                         ids=["dotdot", "absolute", "symlink"])
+def test_tampered_job_files_are_refused_by_the_client(tmp_path, member):
+    """What a rogue worker could send home: the client's receive() refuses it (exit 50)
+    and writes nothing outside the variant's run directory."""
+    from harness.cluster import client
+    outcome = job.JobOutcome(variant="stock", worker="tls://rogue:1", host="rogue",
+                             result=None, artifacts=_evil_tar(member), vdir="/x", status=0)
+    rundir = tmp_path / "runs" / "r1"
+    with pytest.raises(HarnessError, match="artifacts: refused member") as e:
+        client.receive(outcome, rundir)
+    assert e.value.exit_status == 50
+    assert not (tmp_path / "escaped").exists() and not (tmp_path / "runs" / "escaped").exists()
+    assert not Path("/tmp/ksymlab-abs").exists()
+    assert not (rundir / "stock" / "stock-link").is_symlink()
