@@ -1,6 +1,8 @@
 """The client side of --cluster: one Dask task per variant job, results home.
 
-run_jobs() connects to the scheduler (unreachable: exit status 50, one line),
+run_jobs() connects to the scheduler over the transport.py Transport run.py
+checked (mutual TLS with the client's certificate, or TCP on the loopback;
+unreachable or a refused handshake: exit status 50, one line naming which),
 asks the workers which trees they hold (affinity.py), submits one task per
 variant, and as each finishes writes its files under the client's run
 directory and hands its VariantResult to run.py. Ctrl-C or SIGTERM sets the
