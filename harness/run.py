@@ -311,7 +311,11 @@ def run(names, opts):
     if opts.cluster:
         # every variant job (tree, guests, gdb, drgn, LTTng) runs on a Dask worker
         from .cluster import drive
-        return drive.run_on_cluster(selected, opts, run_id, rundir, board, write, order, meta)
+
+        def failed(v, err):
+            return base_result(v, error=step_error(err, rundir / v.name))
+        return drive.run_on_cluster(selected, opts, run_id, rundir, board, write, order, meta,
+                                    failed)
     errors = {}
     trees = {}
     kernel_s = {}

@@ -9,9 +9,10 @@ from ..progress import say
 from . import transport
 
 
-def run_on_cluster(selected, opts, run_id, rundir, board, write, order, meta):
-    """(exit status, run directory, first error or None), as run.run returns."""
-    from ..run import base_result, step_error
+def run_on_cluster(selected, opts, run_id, rundir, board, write, order, meta, failed):
+    """(exit status, run directory, first error or None), as run.run returns;
+    failed(variant, HarnessError) is run.py's VariantResult of a variant that failed
+    (passed in: this module does not import run.py, which imports it)."""
     from . import client as cluster        # needs python3-distributed
 
     def arrived(result, kernel_seconds):
@@ -33,7 +34,7 @@ def run_on_cluster(selected, opts, run_id, rundir, board, write, order, meta):
     for v in selected:
         if v.name not in board.snapshot():           # never ran, or lost with the scheduler
             (rundir / v.name).mkdir(exist_ok=True)
-            board.publish(base_result(v, error=step_error(errors[v.name], rundir / v.name)))
+            board.publish(failed(v, errors[v.name]))
     timings = {"kernel": dict(kernel_s), "guests": round(time.monotonic() - t0, 1),
                "guest_workers": f"cluster {opts.cluster}"}
     meta["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
