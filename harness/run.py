@@ -30,6 +30,7 @@ from .errors import HarnessError
 from .progress import say
 from .guest.qemu import QemuSession
 from .guest.scenario import parse as parse_scenario
+from .cluster import transport as cluster_transport
 
 
 def new_rundir(runs_root):
@@ -71,12 +72,15 @@ def lttng_beside(n_variants, opts, cpus=None):
     return n_variants < cpus and not opts.bench
 
 
-def _meta(run_id, opts, selected):
-    return {"run_id": run_id, "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+def _meta(run_id, opts, selected, how=None):
+    meta = {"run_id": run_id, "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "scenario": str(opts.scenario),
             "insmod_args": opts.insmod_args, "stress_cycles": opts.stress, "kaslr": opts.kaslr,
             "tarball": ", ".join(sorted({str(v.tarball) for v in selected})),
             "kernel_lines": {v.name: v.kernel_line for v in selected}}
+    if how is not None:             # --cluster: how the client reached the scheduler
+        meta["cluster"] = how.to_json()
+    return meta
 
 
 @dataclass(frozen=True)
@@ -103,27 +107,31 @@ class _Run:
 
 
 def _check_inputs(opts):
-    """Bad input is a usage error before anything builds or boots."""
+    """Bad input is a usage error before anything builds or boots. Returns how a
+    --cluster run reaches its scheduler (cluster/transport.py), else None."""
     if not opts.scenario.is_file():
         raise HarnessError("usage", f"{opts.scenario}: scenario file not found")
     parse_scenario(opts.scenario)        # a bad line is a usage error before anything boots
     if opts.module_src is not None and not (opts.module_src / "Kbuild").is_file():
         raise HarnessError("usage", f"{opts.module_src}: no probe-module sources (Kbuild) there")
+    if opts.cluster:        # a bad address or certificate directory: before anything is made
+        return cluster_transport.plan(opts.cluster, opts.cluster_certs, opts.insecure_cluster)
+    return None
 
 
 def run(names, opts):
     """Run the comparison of the variants `names` with RunOptions `opts`;
     return (exit status, run directory, first error or None)."""
     selected = opts.select(names)
-    _check_inputs(opts)
+    how = _check_inputs(opts)
     run_id, rundir = new_rundir(opts.runs_root)
     say("run", f"{run_id}: variants {', '.join(v.name for v in selected)}; logs in {rundir}")
     ctx = _Run(run_id, rundir, tuple(v.name for v in selected),
-               MappingProxyType(_meta(run_id, opts, selected)),
+               MappingProxyType(_meta(run_id, opts, selected, how)),
                Board(), threading.Lock())
     if opts.cluster:
         # every variant job (tree, guests, gdb, drgn, LTTng) runs on a Dask worker
-        timings, runner_for = clusterpool.run_variants(selected, opts, run_id, rundir,
+        timings, runner_for = clusterpool.run_variants(selected, opts, how, run_id, rundir,
                                                        ctx.board.publish, ctx.write)
     else:
         timings, runner_for = _run_locally(ctx, selected, opts)

@@ -279,6 +279,8 @@ def markdown(report):
                f"scenario `{report.get('scenario')}`; KASLR "
                f"{'on' if report.get('kaslr') else 'off (nokaslr)'}. The same report drawn: "
                "`report.html` (pageblock maps, A/B view, charts).")
+    if report.get("cluster"):       # how the client reached the Dask scheduler (cluster/)
+        out += ["", f"Cluster: {report['cluster']['note']}."]
     out.append("")
     _summary(report, out)
     _matrix(report, out)
