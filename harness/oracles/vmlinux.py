@@ -134,7 +134,9 @@ def _symbols(text):
         t = line.split()
         if not inside or len(t) < 8 or not t[0].endswith(":") or t[1] == "Value":
             continue
-        out.append(Symbol(t[7], int(t[1], 16), t[3], t[4], int(t[6]) if t[6].isdigit() else None))
+        # Name and Ndx from the right: Vis may carry a bracketed note on some symbols
+        out.append(Symbol(t[-1], int(t[1], 16), t[3], t[4],
+                          int(t[-2]) if t[-2].isdigit() else None))
     return tuple(out)
 
 
@@ -159,16 +161,24 @@ def function_starts(tables):
     return {a: n for a, (_, n) in best.items()}
 
 
+@dataclass(frozen=True)
+class Disassembler:
+    cs: object              # capstone.Cs for x86-64, undecodable bytes skipped (id 0)
+    call: int               # the instruction id of a near call
+    branches: frozenset     # the ids of jmp and every jcc
+
+
 def disassembler():
-    """capstone for x86-64, undecodable bytes skipped; (it, call id, jmp/jcc ids)."""
+    """A Disassembler (one per Vmlinux: a capstone handle is not shared by threads)."""
     try:
         import capstone
     except ImportError as e:
         raise HarnessError("deps", "python3-capstone not found; install it") from e
-    md = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
-    md.skipdata = True          # an undecodable byte is skipped (id 0), not the end
-    branches = {v for k, v in vars(capstone.x86_const).items() if k.startswith("X86_INS_J")}
-    return md, capstone.x86_const.X86_INS_CALL, branches
+    cs = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
+    cs.skipdata = True          # an undecodable byte is skipped, not the end of the sweep
+    x86 = capstone.x86_const
+    return Disassembler(cs, x86.X86_INS_CALL,
+                        frozenset(v for k, v in vars(x86).items() if k.startswith("X86_INS_J")))
 
 
 def _target(op_str):
@@ -183,15 +193,14 @@ def _target(op_str):
 def decode(code, start, dis):
     """Code of the bytes `code` at `start`, swept linearly by `dis` (disassembler():
     no detail, as the id, size and operand text are all it needs and detail costs 7x)."""
-    md, call, branches = dis
     calls, jumps, unknown = {}, set(), 0
-    for insn in md.disasm(code, start):
+    for insn in dis.cs.disasm(code, start):
         if insn.id == 0:
             unknown += insn.size
-        elif insn.id == call:
+        elif insn.id == dis.call:
             end = insn.address + insn.size
             calls[end] = Insn(insn.address, insn.size, _target(insn.op_str))
-        elif insn.id in branches and (t := _target(insn.op_str)) is not None:
+        elif insn.id in dis.branches and (t := _target(insn.op_str)) is not None:
             jumps.add(t)
     return Code(start, start + len(code), calls, frozenset(jumps), unknown)
 
@@ -206,13 +215,11 @@ class Vmlinux:
                 self.data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
         except (OSError, ValueError) as e:
             raise HarnessError("verify", f"{path}: cannot read vmlinux ({e})") from e
-        if self.data[:6] != b"\x7fELF\x02\x01":
+        try:
+            tables = self._tables()
+        except HarnessError:
             self.close()
-            raise HarnessError("verify", f"{path}: not a little-endian ELF64 file")
-        tables = read_tables(path)
-        if not tables.symbols:
-            self.close()
-            raise HarnessError("verify", f"{path}: no .symtab to name frames with")
+            raise
         self.segments, self.text = tables.segments, tables.text
         self.names = function_starts(tables)        # function start -> name
         self.starts = sorted(self.names)
@@ -221,6 +228,14 @@ class Vmlinux:
             if s.kind in ("FUNC", "NOTYPE") and s.name:
                 self.named.setdefault(s.name, s.value)
         self._code, self._reach, self._dis = {}, {}, None
+
+    def _tables(self):
+        if self.data[:6] != b"\x7fELF\x02\x01":
+            raise HarnessError("verify", f"{self.path}: not a little-endian ELF64 file")
+        tables = read_tables(self.path)
+        if not tables.symbols:
+            raise HarnessError("verify", f"{self.path}: no .symtab to name frames with")
+        return tables
 
     def close(self):
         self.data.close()
