@@ -2,10 +2,11 @@
 that GNU as and ld build here from the syscall path's shape, with binutils' objdump
 (libopcodes, not capstone) and nm (libbfd, not readelf) as the independent readers.
 
-Two of its builds are doctored: their bytes hold a jmp, jcc or call opcode inside
-another instruction's immediate or displacement, where the byte-wise decoder that
+Its bytes are doctored: a jmp, jcc or call opcode inside another instruction's
+immediate or displacement (in both builds; the "doctored" one also lacks
+syscall_enter_from_user_mode's real tail jump), where the byte-wise decoder that
 kstack.py had before the oracle (OldImage below, kept for the comparison only) found a
-tail jump or a call site that does not exist, and accepted a kernel stack it should
+tail jump or a call site that does not exist, and accepted kernel stacks it should
 have failed."""
 
 import re
@@ -21,8 +22,8 @@ from harness.tests.lttng.test_lttng_kstack import M1, M2, guest
 TEXT = 0xffffffff81000000
 
 
-def fn(name, *body, kind="function"):
-    return (f"\t.p2align 4, 0xcc\n\t.globl {name}\n\t.type {name}, @{kind}\n{name}:\n"
+def fn(name, *body):
+    return (f"\t.p2align 4, 0xcc\n\t.globl {name}\n\t.type {name}, @function\n{name}:\n"
             + "".join(f"\t{line}\n" for line in body))
 
 
@@ -57,7 +58,7 @@ def source(doctored):
            "call *%rax", "ret"),
         fn("syscall_enter_from_user_mode", *seufum),
         fn("do_syscall_64", "nop", "call syscall_enter_from_user_mode", "nop", "ret"),
-        fn("entry_SYSCALL_64", "swapgs", "nop", kind="function"),
+        fn("entry_SYSCALL_64", "swapgs", "nop"),
         "\t.globl entry_SYSCALL_64_after_hwframe\nentry_SYSCALL_64_after_hwframe:\n",
         "\tcall do_syscall_64\n\tnop\n" + "".join(f"\t{x}\n" for x in CALL_IN_IMM),
         f"\t{SERIALIZE}\n\tcall do_syscall_64\n\tud2\n",
