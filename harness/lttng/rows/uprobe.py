@@ -9,7 +9,6 @@ address before the handlers run (handle_swbp()), so the ip is level2's."""
 from ...proc import tool_output
 from ...checks.confusions import pair
 from ...model.enums import Source
-from ..boot.trace import UPROBE_EVENT
 
 FUNCTION = "level2"
 

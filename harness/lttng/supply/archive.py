@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ...prepare.cachelayout import touch_used
 from ...prepare.digest import file_digest
-from ...prepare.pins import MIRROR, Pin  # noqa: F401  (Pin: the type of what is fetched)
+from ...prepare.pins import MIRROR
 from ...errors import HarnessError
 from ...proc import StepTimeout, run_logged
 from ...progress import say

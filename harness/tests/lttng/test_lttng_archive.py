@@ -15,7 +15,7 @@ import pytest
 
 from harness.errors import HarnessError
 from harness.lttng.supply import archive, fetch
-from harness.prepare import cache as cachemod
+from harness.prepare import cache as cachemod, pins
 
 # The stand-in: the command $FAKE_STALL names ("apt-get update") first stalls 4 s;
 # `apt-get update` records the call, `apt-get download P=V` writes
@@ -61,7 +61,7 @@ def fake_apt(tmp_path, monkeypatch):
 
 
 def pin(version="2.13.18-1+deb13u1", data=b"a deb", suite="trixie"):
-    return archive.Pin("lttng-modules-dkms", version, hashlib.sha256(data).hexdigest(), suite)
+    return pins.Pin("lttng-modules-dkms", version, hashlib.sha256(data).hexdigest(), suite)
 
 
 def test_private_configuration_lives_under_the_cache_and_names_the_keyring(tmp_path):
@@ -143,7 +143,7 @@ def test_a_source_package_through_the_private_configuration(tmp_path, fake_apt, 
     Sources index; the tarball's sha256 is then the pin's); a missing version names
     the versions of the Sources index."""
     monkeypatch.setenv("FAKE_HAS", "2.13.9-1+deb12u1")
-    src = archive.Pin("ltt-control", "2.13.9-1+deb12u1",
+    src = pins.Pin("ltt-control", "2.13.9-1+deb12u1",
                       hashlib.sha256(b"a deb").hexdigest(), "bookworm")
     tarball = archive.source(src, tmp_path / "cache", tmp_path / "src", tmp_path / "dl.log")
     assert tarball.name == "ltt-control_2.13.9.orig.tar.bz2"       # not the .asc
@@ -182,7 +182,7 @@ def test_a_stalled_source_fetch_is_the_suites_error(tmp_path, fake_apt, monkeypa
     monkeypatch.setenv("FAKE_HAS", "2.13.9-1+deb12u1")
     monkeypatch.setenv("FAKE_STALL", "apt-get source")
     monkeypatch.setattr(archive, "APT_TIMEOUT", 1)
-    src = archive.Pin("ltt-control", "2.13.9-1+deb12u1",
+    src = pins.Pin("ltt-control", "2.13.9-1+deb12u1",
                       hashlib.sha256(b"a deb").hexdigest(), "bookworm")
     with pytest.raises(HarnessError) as e:
         archive.source(src, tmp_path / "cache", tmp_path / "src", tmp_path / "dl.log",
