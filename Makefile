@@ -3,6 +3,12 @@ PYTHON := /usr/bin/python3
 # --strict-markers: a misspelt marker (e.g. @pytest.mark.e2 on a slow test) is an
 # error, not a silently unselected test; the markers are registered in the conftests.
 PYTEST := $(PYTHON) -m pytest --strict-markers
+# The unit tests (not marked e2e) are spread over UNIT_JOBS pytest processes
+# (python3-pytest-xdist; auto = one per core): much of their time is spent
+# waiting on subprocesses, handshakes and a headless browser. The e2e tests run
+# in one process: they share runs made once per pytest session
+# (harness/tests/e2e_runs.py), which a second process would make again.
+UNIT_JOBS ?= auto
 # Extra arguments for the harness, e.g. make run RUN_ARGS="--variants exports --kvm"
 RUN_ARGS ?=
 
@@ -21,16 +27,24 @@ run: deps
 build: deps
 	$(PYTHON) -m harness build
 
-## Every test: symcheck's C unit tests under ASan/UBSan, then pytest (symcheck
-## against a Debian kernel, the harness, and the end-to-end A/B run).
+## Every test: symcheck's C unit tests under ASan/UBSan, then pytest: the unit
+## tests (UNIT_JOBS processes) beside the e2e tests (one process), which boot
+## one-vCPU guests one at a time for most of their time and leave a core idle.
+## The unit tests' output follows the e2e tests' (it is kept in a file meanwhile).
 check: deps
 	$(MAKE) -C symcheck all test
-	$(PYTEST) -ra --durations=30 symcheck/tests harness/tests
+	@log=$$(mktemp /tmp/ksymlab-check-unit-XXXXXX.log); \
+	$(PYTEST) -ra -n $(UNIT_JOBS) -m "not e2e" symcheck/tests harness/tests >$$log 2>&1 & \
+	pid=$$!; echo "make check: the unit tests run beside the e2e tests, output in $$log"; \
+	$(PYTEST) -ra --durations=30 -m e2e symcheck/tests harness/tests; e2e=$$?; \
+	wait $$pid; unit=$$?; echo "---- the unit tests ($$log)"; cat $$log; \
+	echo "make check: unit tests exit $$unit, e2e tests exit $$e2e"; \
+	test $$unit -eq 0 && test $$e2e -eq 0
 
 ## Unit tests only (no kernel build, no guest).
 unit: deps
 	$(MAKE) -C symcheck all test
-	$(PYTEST) -ra -m "not e2e" symcheck/tests harness/tests
+	$(PYTEST) -ra -n $(UNIT_JOBS) -m "not e2e" symcheck/tests harness/tests
 
 ## Benchmark (not a test): cold and warm wall times, then resolution, load and
 ## call cost per mode under QEMU -icount. BENCH_ARGS=--skip-cold leaves out the

@@ -100,3 +100,13 @@ def test_allowed_skips_are_few_explained_and_used():
     for pattern, why in ALLOWED:
         assert len(why.split()) >= 8, pattern
         assert any(re.search(pattern, s) for s in literals), f"no test skips with {pattern!r}"
+
+
+def test_undocumented_skip_fails_under_the_makefiles_workers(tmp_path):
+    """make unit and make check run the unit tests under pytest-xdist (-n): the hook
+    runs in each worker, and the controller reports the failure, not a skip."""
+    rc, out = session(tmp_path, UNDOCUMENTED["call"] + "\n\ndef test_fine():\n    pass\n",
+                      "-n", "2")
+    assert rc == 1, out
+    assert "undocumented skip of test_case.py::test_x: the fixture went missing" in out, out
+    assert re.search(r"1 failed, 1 passed", out) and not re.search(r"\d+ skipped", out), out
