@@ -7,6 +7,7 @@ Commands (COMMANDS below, one handler each, like symcheck/src/main.c's commands[
   variants  list the known variants and where each is defined
   cache     what the build cache holds; prune it to its cap or clear it
   show      print a run's summary and disagreements, name its files
+  session   a verification session a person drives: gdb at the first snapshot
 
 Exit statuses: errors.EXIT (README.md lists the same table).
 """
@@ -191,6 +192,16 @@ def _cache(args):
     return cache.main(RunOptions.from_env().cache, args.action, cap)
 
 
+def _session(args):
+    from .session import cli
+    return cli.main(args)
+
+
+def _session_args(p):
+    from .session import cli
+    cli.add_args(p)
+
+
 def _show(args):
     from .report import show
     return show.main(args.run, args.open)
@@ -218,6 +229,8 @@ COMMANDS = {
                      _cache_args, _cache),
     "show": Command("print a run's summary and disagreements, name its files",
                     _show_args, _show, guarded=False),
+    "session": Command("a verification session: gdb at the first snapshot, one variant "
+                       "or two side by side", _session_args, _session),
 }
 
 

@@ -141,6 +141,35 @@ def _lttng_step(variant, tree, vdir, opts):
     return rows, facts, suite, round(time.monotonic() - t0, 2)
 
 
+def probe_claims(early, ko, name):
+    """gdb-in.json and drgn-in.json: what gdb and drgn are asked to read, from the
+    data port's lines up to ARM (`early`) and the module file `ko` (variant `name`)."""
+    if not early.pbinfo:
+        raise HarnessError("verify", f"{name}: the guest reported no pageblock order")
+    if not any(s.addr for s in early.section):
+        raise HarnessError("verify", f"{name}: the guest reported no module "
+                           "section addresses (/sys/module/ksymlab_probe/sections)")
+    return {"symbols": [s.name for s in early.symbol if s.method != "unresolved"],
+            "module": str(ko),
+            "sections": {s.name: s.addr for s in early.section},
+            "pageblock_order": early.pbinfo[0].order,
+            # gdb stops at each of the guest's snapshots (checks/snapshots.py)
+            "snapshots": early.snapshots[0].count if early.snapshots else 1}
+
+
+def judge(data, truth, drgn_truth, variant, opts):
+    """The probe module's rows (a Found) from the data port's `data`, gdb's `truth`
+    and drgn's `drgn_truth`: the compare lap of `run`, and `session`'s rows."""
+    # The guest program is static and not PIE: its frames name without a load base.
+    names = addr2line.function_names(initramfs.build_guest_program("ustack.c", opts.cache),
+                                     [f.ip for f in data.frame])
+    found = compare_variant(data, truth, opts.stress, variant, names)
+    found = drgn_columns.merge(found, data, truth, drgn_truth)      # drgn's columns and rows
+    found = expect_degraded(found, variant.degraded)
+    found = labels.require_independent(found)
+    return replace(found, notes=found.notes + gdb.notes(truth))     # gdb's caveats
+
+
 def boot_variant(variant, tree, vdir, opts, steps):
     """Boot one variant, verify it at the snapshot; return its VariantResult. With a
     spare CPU (opts.lttng_beside) the LTTng boot runs at the same time in a thread of
@@ -174,18 +203,7 @@ def run_variant(variant, tree, vdir, opts, steps, beside=None):
         slide = kaslr.slide(tree.vmlinux, text_addr)
         facts["kaslr"] = {"enabled": opts.kaslr, "slide": f"{slide:#x}",
                           "guest_text": f"{text_addr:#x}"}
-        if not early.pbinfo:
-            raise HarnessError("verify", f"{variant.name}: the guest reported no pageblock order")
-        if not any(s.addr for s in early.section):
-            raise HarnessError("verify", f"{variant.name}: the guest reported no module "
-                               "section addresses (/sys/module/ksymlab_probe/sections)")
-        # gdb-in.json and drgn-in.json: what gdb and drgn are asked to read
-        claims = {"symbols": [s.name for s in early.symbol if s.method != "unresolved"],
-                  "module": str(ko),
-                  "sections": {s.name: s.addr for s in early.section},
-                  "pageblock_order": early.pbinfo[0].order,
-                  # gdb stops at each of the guest's snapshots (checks/snapshots.py)
-                  "snapshots": early.snapshots[0].count if early.snapshots else 1}
+        claims = probe_claims(early, ko, variant.name)
         dumped = {}         # the vmcore QEMU writes while gdb holds the guest at the snapshot
         with gdb.GdbSession(tree, vm.gdb_socket, claims, vdir, slide=slide,
                             at_snapshot=lambda: dumped.update(
@@ -210,14 +228,7 @@ def run_variant(variant, tree, vdir, opts, steps, beside=None):
     facts["vmcore"] = drgn.summary(dumped, drgn_truth)
     steps.lap("drgn")
     facts["guest_phases"] = {p.name: p.uptime for p in data.phase}
-    # The guest program is static and not PIE: its frames name without a load base.
-    names = addr2line.function_names(initramfs.build_guest_program("ustack.c", opts.cache),
-                                     [f.ip for f in data.frame])
-    found = compare_variant(data, truth, opts.stress, variant, names)
-    found = drgn_columns.merge(found, data, truth, drgn_truth)      # drgn's columns and rows
-    found = expect_degraded(found, variant.degraded)
-    found = labels.require_independent(found)
-    found = replace(found, notes=found.notes + gdb.notes(truth))     # gdb's caveats
+    found = judge(data, truth, drgn_truth, variant, opts)
     steps.lap("compare")
     lttng_rows = ()
     if variant.lttng_series and opts.lttng:

@@ -1,0 +1,316 @@
+# ksymlab: the gdb commands of a verification session a person drives
+# (`python3 -m harness session VARIANT`, harness/session/, docs/session.md).
+#
+# Sourced by gdb after vmlinux and the tree's vmlinux-gdb.py. On sourcing it does
+# what ksymlab_verify.py's main() does up to the first snapshot, with the same
+# readers: attach to the gdbstub, place the probe module, arm the breakpoint on
+# ksymlab_snapshot_taken() (the host then says "go"), stop there, read the
+# snapshot and hold the guest while the host has QEMU dump its memory (drgn's
+# vmcore). Then the person has the prompt, and `help ksymlab` lists the commands.
+#
+# The host (harness/session/control.py) and this script talk through files in the
+# variant's directory (KSYMLAB_SESSION_DIR): gdb-armed, gdb-hold/gdb-release as in
+# a run, rows-request/rows.json for `ksymlab rows`, whose rows the host computes
+# with run's own code (harness/run.py judge()). Every command prints lines
+# "key: value", so that two variants' answers line up side by side.
+
+import json
+import os
+import sys
+import time
+
+import gdb
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ksymlab_verify as kv     # noqa: E402  (gdb's module path set just above)
+
+DIR = os.environ["KSYMLAB_SESSION_DIR"]
+SOCKET = os.environ["KSYMLAB_GDB_SOCKET"]
+DATA_END = "KSYMLAB-DATA-END"
+# Seconds `ksymlab rows` waits for the guest's data port to end (the guest's
+# sampling after its last snapshot) and for the host's rows.
+DATA_WAIT = 300
+ROWS_WAIT = 300
+
+
+def path(name):
+    return os.path.join(DIR, name)
+
+
+class State:
+    """What this gdb has read: the reading in gdb.json's shape, the breakpoint,
+    and whether the guest has run past its last snapshot."""
+
+    def __init__(self):
+        with open(path("gdb-in.json")) as f:
+            self.claims = json.load(f)
+        self.order = self.claims["pageblock_order"]
+        self.reading = None
+        self.bp = None
+        self.past = False       # the guest ran on to READY; `rows` then reprints
+
+    def snapshots_left(self):
+        return int(self.claims.get("snapshots", 1)) - len(self.reading["snapshots"])
+
+
+STATE = State()
+
+
+def start():
+    """Up to the first snapshot, held for the vmcore, as ksymlab_verify.main()."""
+    STATE.reading = kv.begin(SOCKET, STATE.claims)
+    stop, STATE.bp = kv.stop_at_snapshot(path("gdb-armed"))
+    kv.read_first(STATE.reading, stop, STATE.order)
+    kv.hold_for_host(path("gdb-hold"), path("gdb-release"))
+    r = STATE.reading
+    print(f"ksymlab: stopped at snapshot {r['stop']['seq']} in ksymlab_snapshot_taken: "
+          f"{len(r['symbols'])} symbols, {len(r['tasks'])} tasks, "
+          f"{len(r['pageblocks'])} pageblocks read; `help ksymlab` lists the commands")
+
+
+def data_lines(kind):
+    """The data port's `kind` lines so far, each as {key: value} (strings)."""
+    out = []
+    try:
+        with open(path("data.log"), errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return out
+    for line in text.replace("\r", "").splitlines():
+        words = line.split()
+        if words and words[0] == kind:
+            out.append(dict(w.split("=", 1) for w in words[1:] if "=" in w))
+    return out
+
+
+def say(key, value):
+    print(f"{key}: {value}")
+
+
+def int_arg(arg, what):
+    try:
+        return int(arg.strip(), 0)
+    except ValueError:
+        raise gdb.GdbError(f"ksymlab: {what}: {arg.strip()!r} is not a number") from None
+
+
+class Prefix(gdb.Command):
+    """ksymlab: the commands of a verification session (docs/session.md).
+
+Every answer is read live: from guest memory by gdb, from the module's own
+ksymlab_results, and from the guest's data port; `ksymlab rows` gives the
+report's rows with run's own checks."""
+
+    def __init__(self):
+        super().__init__("ksymlab", gdb.COMMAND_USER, prefix=True)
+
+
+class Rows(gdb.Command):
+    """Every check of the report on this guest: run's rows, from run's code.
+Usage: ksymlab rows [all]  (default: a summary and the rows that do not agree)
+Reads the remaining snapshots first, then lets the guest finish its sampling
+(gdb detaches and attaches again) and has the host judge the readings."""
+
+    def __init__(self):
+        super().__init__("ksymlab rows", gdb.COMMAND_USER)
+
+    def invoke(self, arg, from_tty):
+        if not STATE.past:
+            finish_guest()
+        rows = ask_host_rows()
+        verdicts = {}
+        for row in rows:
+            verdicts[row["agree"]] = verdicts.get(row["agree"], 0) + 1
+        say("rows", len(rows))
+        for verdict in sorted(verdicts):
+            say(verdict, verdicts[verdict])
+        for row in sorted(rows, key=lambda r: r["id"]):
+            if arg.strip() == "all" or row["agree"] != "agree":
+                say(row["id"], row["agree"])
+
+
+def finish_guest():
+    """The remaining snapshots, read; then the guest runs to READY (its data port
+    complete) and gdb holds it again. gdb.json's reading is written beside."""
+    while STATE.snapshots_left() > 0:
+        STATE.bp = kv.read_next(STATE.reading, STATE.bp, STATE.order)
+    STATE.bp.delete()
+    kv.write_reading(STATE.reading, path("gdb.json"))
+    gdb.execute("detach", to_string=True)
+    end = time.monotonic() + DATA_WAIT
+    while not data_ended():
+        if time.monotonic() > end:
+            raise gdb.GdbError(f"ksymlab: no {DATA_END} on the data port within {DATA_WAIT} s")
+        time.sleep(0.1)
+    kv.attach(SOCKET)
+    STATE.past = True
+
+
+def data_ended():
+    try:
+        with open(path("data.log"), errors="replace") as f:
+            return DATA_END in f.read()
+    except OSError:
+        return False
+
+
+def ask_host_rows():
+    """The host's rows for this guest (harness/session/control.py)."""
+    answer = path("rows.json")
+    if not os.path.exists(answer):
+        with open(path("rows-request"), "w") as f:
+            f.write("rows\n")
+        end = time.monotonic() + ROWS_WAIT
+        while not os.path.exists(answer):
+            if time.monotonic() > end:
+                raise gdb.GdbError(f"ksymlab: the host gave no rows within {ROWS_WAIT} s")
+            time.sleep(0.1)
+    with open(answer) as f:
+        answer = json.load(f)
+    if "error" in answer:
+        raise gdb.GdbError(f"ksymlab: rows: {answer['error']}")
+    return answer["rows"]
+
+
+class Next(gdb.Command):
+    """Continue to the guest's next snapshot and read it. Usage: ksymlab next"""
+
+    def __init__(self):
+        super().__init__("ksymlab next", gdb.COMMAND_USER)
+
+    def invoke(self, arg, from_tty):
+        if STATE.past or STATE.snapshots_left() <= 0:
+            raise gdb.GdbError("ksymlab: no snapshot left (the guest announced "
+                               f"{STATE.claims.get('snapshots', 1)})")
+        STATE.bp = kv.read_next(STATE.reading, STATE.bp, STATE.order)
+        snap = STATE.reading["snapshots"][-1]
+        say("snapshot", snap["stop"]["seq"])
+        say("tasks", len(snap["tasks"]))
+        say("pageblocks", len(snap["pageblocks"]))
+
+
+class Prio(gdb.Command):
+    """A task's priority and policy by pid: guest memory (task->prio - MAX_RT_PRIO,
+task->policy) beside what the module's ksymlab_results holds.
+Usage: ksymlab prio PID"""
+
+    def __init__(self):
+        super().__init__("ksymlab prio", gdb.COMMAND_USER)
+
+    def invoke(self, arg, from_tty):
+        pid = int_arg(arg, "prio")
+        task = kv.read_tasks().get(str(pid))
+        if task is None:
+            raise gdb.GdbError(f"ksymlab: prio: no task with pid {pid} in the guest")
+        say("comm", task["comm"])
+        say("gdb prio", task["prio"])
+        say("gdb policy", task["policy"])
+        mine = [s for s in kv.read_results()["prio"] if s["pid"] == pid]
+        say("module prio", mine[0]["prio"] if mine else "not sampled")
+        say("module policy", mine[0]["policy"] if mine else "not sampled")
+
+
+class Pageblock(gdb.Command):
+    """A pageblock by pfn: its migratetype from mem_section's pageblock bitmap (gdb)
+beside the module's sample. Usage: ksymlab pageblock PFN"""
+
+    def __init__(self):
+        super().__init__("ksymlab pageblock", gdb.COMMAND_USER)
+
+    def invoke(self, arg, from_tty):
+        pfn = int_arg(arg, "pageblock")
+        pb = kv.Pageblocks(STATE.order)
+        start = pfn & ~((1 << STATE.order) - 1)
+        raw = pb.raw(start)
+        if raw is None:
+            raise gdb.GdbError(f"ksymlab: pageblock: pfn {pfn:#x} has no memory section")
+        say("pfn", f"{start:#x}")
+        say("gdb migratetype", raw & pb.mask)
+        say("gdb skip", bool(raw & pb.skip_bit))
+        say("gdb online", pb.online(start))
+        mine = [s for s in kv.read_results()["pageblocks"] if s["pfn"] == start]
+        say("module migratetype", mine[0]["mt"] if mine else "not sampled")
+
+
+class Symbol(gdb.Command):
+    """A symbol's resolution: what the module resolved (its data port line),
+vmlinux's symbol table (gdb) and the guest's /proc/kallsyms.
+Usage: ksymlab symbol NAME"""
+
+    def __init__(self):
+        super().__init__("ksymlab symbol", gdb.COMMAND_USER)
+
+    def invoke(self, arg, from_tty):
+        name = arg.strip()
+        if not kv.is_symbol_name(name):
+            raise gdb.GdbError(f"ksymlab: symbol: {name!r} is not a C identifier")
+        mine = [s for s in data_lines("symbol") if s.get("name") == name]
+        kall = [s for s in data_lines("kallsyms") if s.get("name") == name]
+        addr = kv.symbol_address(name)
+        say("module", f"{mine[0]['addr']} {mine[0]['method']}" if mine else "not resolved")
+        say("gdb", f"{addr:#x}" if addr is not None else "not in vmlinux")
+        say("kallsyms", kall[0]["addr"] if kall else "not listed")
+
+
+class Blockdev(gdb.Command):
+    """The block devices: the block class's devices (gdb) beside the module's
+sample. Usage: ksymlab blockdev"""
+
+    def __init__(self):
+        super().__init__("ksymlab blockdev", gdb.COMMAND_USER)
+
+    def invoke(self, arg, from_tty):
+        mine = {b["name"]: b for b in kv.read_results()["bdevs"]}
+        for dev in kv.read_block_class():
+            m = mine.get(dev["name"])
+            say(dev["name"], f"gdb {dev['type']} {dev['dev']} {dev['sectors']} sectors; "
+                + (f"module {m['dev']} {m['sectors']} sectors" if m else "module: none"))
+
+
+class Writeback(gdb.Command):
+    """The writeback state: global_wb_domain.dirty_limit and the dirty sysctls
+(gdb) beside the module's wb record. Usage: ksymlab writeback"""
+
+    def __init__(self):
+        super().__init__("ksymlab writeback", gdb.COMMAND_USER)
+
+    def invoke(self, arg, from_tty):
+        say("gdb dirty_limit", int(gdb.parse_and_eval("global_wb_domain.dirty_limit")))
+        for name, value in kv.read_dirty_sysctls().items():
+            say(f"gdb {name}", value)
+        for name, value in kv.read_results()["wb"].items():
+            say(f"module {name}", value)
+
+
+class Console(gdb.Command):
+    """The last lines of the guest's console (default 20). Usage: ksymlab console [N]"""
+
+    def __init__(self):
+        super().__init__("ksymlab console", gdb.COMMAND_USER)
+
+    def invoke(self, arg, from_tty):
+        n = int_arg(arg, "console") if arg.strip() else 20
+        try:
+            with open(path("console.log"), errors="replace") as f:
+                rows = [r for r in f.read().replace("\r", "").splitlines() if r.strip()]
+        except OSError:
+            rows = []
+        for row in rows[-n:]:
+            print(row)
+
+
+def start_or_quit():
+    """start(); on failure its one line goes to gdb-failed (the host's error) and gdb
+    quits with run's gdb exit status (40)."""
+    try:
+        start()
+    except (SystemExit, gdb.error, KeyError, OSError) as e:
+        with open(path("gdb-failed"), "w") as f:
+            f.write(f"{e}\n")
+        print(f"ksymlab: gdb: {e}")
+        gdb.execute("quit 40")
+
+
+for command in (Prefix, Rows, Next, Prio, Pageblock, Symbol, Blockdev, Writeback, Console):
+    command()
+start_or_quit()

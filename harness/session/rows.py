@@ -1,0 +1,70 @@
+"""The rows of a live guest, from run's own code: harness/run.py judge() on the
+data port, gdb's reading (written by `ksymlab rows` in gdbscripts/ksymlab_session.py)
+and drgn's reading of the vmcore taken at the first snapshot; symcheck's rows and
+the seed claims as run adds them. The LTTng boot's rows are not among them."""
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Optional, Tuple
+
+from .. import run as runmod
+from ..checks import seedclaims, seeds
+from ..checks.symbols import compare_symcheck
+from ..errors import HarnessError
+from ..guest import dataport
+from ..oracles import drgn, gdb
+from ..oracles.readings import GdbReading
+from ..prepare import symcheck
+
+
+@dataclass(frozen=True)
+class Live:
+    """One booted variant of a session: what its rows need besides the files."""
+    variant: Any                    # prepare.variants.Variant
+    tree: Any                       # the built tree
+    ko: Path                        # the probe module
+    vdir: Path                      # runs/<id>/<variant>/
+    claims: Mapping[str, Any]       # what gdb and drgn read (run.probe_claims)
+    slide: int                      # the KASLR slide
+    opts: Any                       # RunOptions
+    dumped: Optional[Mapping[str, Any]] = None     # vmcore.take() at the first snapshot
+
+
+def gdb_reading(live):
+    """gdb.json as gdb wrote it, refused names added as a run adds them (GdbSession)."""
+    path = live.vdir / "gdb.json"
+    try:
+        result = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise HarnessError("verify", f"{path}: {e}") from None
+    reader = gdb.GdbSession(live.tree, None, live.claims, live.vdir, slide=live.slide)
+    reader.refused = gdb.gdb_claims(live.claims)[1]
+    reader._add_refused(result)
+    return GdbReading.parse(result, str(path))
+
+
+def checks(live):
+    """Every row `run` reports for this variant's probe-module boot: (Check, ...)."""
+    data = dataport.parse((live.vdir / "data.log").read_text(errors="replace"))
+    truth = gdb_reading(live)
+    drgn_truth = drgn.read(live.dumped, live.tree, live.claims, live.vdir,
+                           live.variant.name, live.slide, keep=live.opts.keep_vmcore)
+    found = runmod.judge(data, truth, drgn_truth, live.variant, live.opts)
+    findings = symcheck.findings(live.ko, live.tree)
+    claims = seedclaims.variant_checks(live.tree, live.variant, seeds.superseded())
+    return (tuple(found.symbols) + tuple(found.values)
+            + tuple(compare_symcheck(findings, live.variant.module_mode)) + tuple(claims))
+
+
+def row_dicts(rows) -> Tuple[dict, ...]:
+    """What rows.json holds of each row: its id and verdict, as report.json has them."""
+    return tuple({"id": c.id, "agree": c.agreement.to_json()} for c in rows)
+
+
+def answer(live):
+    """rows.json's content: {"rows": [...]} or {"error": one line}."""
+    try:
+        return {"rows": list(row_dicts(checks(live)))}
+    except HarnessError as e:
+        return {"error": e.one_line()}
