@@ -53,3 +53,15 @@ def test_a_side_that_ended_passes_on_its_own_line_and_status():
     assert (e.line, e.status) == ("ksymlab: timeout: exports: no KSYMLAB-ARM", 34)
     e = pair.Ended.of("exports", "Traceback\n", 0)
     assert e.status == 40 and e.line.startswith("ksymlab: gdb: exports: ")
+
+
+def test_a_session_of_three_variants_or_one_twice_is_a_usage_error():
+    import subprocess
+    import sys
+    from harness import paths
+    for bad in ("exports,kallsyms,stock", "exports,exports", ","):
+        p = subprocess.run([sys.executable, "-m", "harness", "session", bad], cwd=paths.REPO,
+                           capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        assert (p.returncode, p.stderr.strip().splitlines()) == \
+            (2, [f"ksymlab: usage: session {bad}: one variant, or two different ones "
+                 "side by side"])
