@@ -8,7 +8,6 @@ import itertools
 import re
 import signal
 import sys
-import time
 from dataclasses import dataclass
 from typing import Tuple
 
@@ -119,16 +118,21 @@ class Side:
                 from None
         return self.child.before
 
-    def close(self):
-        """quit, then SIGTERM to a session that did not end (its handler stops its
-        QEMU and gdb), SIGKILL last."""
-        if self.child.isalive():
+    def close(self, graceful):
+        """`quit` when `graceful` (at the prompt), else or when that does not end
+        it SIGTERM (the session's handler stops its QEMU and gdb), SIGKILL last."""
+        if graceful and self.child.isalive():
             try:
                 self.child.sendline("quit")
                 self.child.expect(pexpect.EOF, timeout=QUIT_SECONDS)
             except (pexpect.TIMEOUT, OSError):
-                self.child.kill(signal.SIGTERM)
-                time.sleep(5)
+                pass
+        if self.child.isalive():
+            self.child.kill(signal.SIGTERM)
+            try:
+                self.child.expect(pexpect.EOF, timeout=QUIT_SECONDS)
+            except (pexpect.TIMEOUT, OSError):
+                pass
         self.child.close(force=True)
         self.log.close()
 
@@ -167,7 +171,7 @@ def loop(sides, names, transcript):
 
 def main(names, args, rundir):
     """Both sessions, one prompt; the exit status."""
-    sides = []
+    sides, at_prompt = [], False
     try:
         for name in names:
             sides.append(Side(name, child_argv(name, args, rundir), rundir))
@@ -175,10 +179,12 @@ def main(names, args, rundir):
             started = answer_lines(s.wait_prompt(START_SECONDS))
             print(f"{s.name}: {started[-1] if started else 'at the prompt'}", file=sys.stderr)
         with open(rundir / "transcript.txt", "w", encoding="utf-8") as transcript:
-            return loop(sides, names, transcript)
+            status = loop(sides, names, transcript)
+        at_prompt = True
+        return status
     except Ended as e:
         print(e.line, file=sys.stderr)
         return e.status
     finally:
         for s in sides:
-            s.close()
+            s.close(graceful=at_prompt)

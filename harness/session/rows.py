@@ -58,8 +58,9 @@ def checks(live):
 
 
 def row_dicts(rows) -> Tuple[dict, ...]:
-    """What rows.json holds of each row: its id and verdict, as report.json has them."""
-    return tuple({"id": c.id, "agree": c.agreement.to_json()} for c in rows)
+    """What rows.json holds of each row: its id and its verdict's word (agree,
+    disagree, unchecked; report.json's true, false, null)."""
+    return tuple({"id": c.id, "agree": c.agreement.name.lower()} for c in rows)
 
 
 def answer(live):
@@ -68,3 +69,5 @@ def answer(live):
         return {"rows": list(row_dicts(checks(live)))}
     except HarnessError as e:
         return {"error": e.one_line()}
+    except Exception as e:      # noqa: BLE001 - a bug here must not leave gdb waiting
+        return {"error": f"ksymlab: internal error: {type(e).__name__}: {e}"}

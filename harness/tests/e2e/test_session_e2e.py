@@ -21,6 +21,8 @@ pytestmark = pytest.mark.e2e
 
 START_SECONDS = 1800         # from the command to gdb's prompt (warm: a boot)
 ROWS_SECONDS = 900           # `ksymlab rows`: the guest's sampling, drgn, the checks
+# report.json's verdicts, as `ksymlab rows` words them
+VERDICT = {True: "agree", False: "disagree", None: "unchecked"}
 COMMANDS = ("blockdev", "console", "next", "pageblock", "prio", "rows", "symbol",
             "writeback")
 
@@ -76,9 +78,9 @@ def test_live_rows_are_the_runs_rows_and_quit_leaves_nothing(default_run, tmp_pa
     prio = keyed(answer(child, prompt, "ksymlab prio 1"))
     assert (prio["gdb prio"], prio["gdb policy"], prio["module prio"]) == ("20", "0", "20")
     live = answer(child, prompt, "ksymlab rows all", ROWS_SECONDS)
-    rows = {norm(k): v for k, v in keyed(live).items() if ":" in k}
+    rows = {(norm(k), v) for k, v in keyed(live).items() if ":" in k}
     run = default_run.variant("exports")
-    want = {norm(r["id"]): r["agree"] for r in run["symbols"] + run["values"]
+    want = {(norm(r["id"]), VERDICT[r["agree"]]) for r in run["symbols"] + run["values"]
             if not r["id"].startswith("lttng")}
     assert len(want) > 50
     assert rows == want

@@ -5,7 +5,6 @@ rows-request -> rows.json) and the console FIFO."""
 import json
 import os
 import time
-from pathlib import Path
 from types import SimpleNamespace
 
 import pexpect

@@ -7,7 +7,6 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
@@ -15,7 +14,6 @@ from harness import paths
 
 HOST = """
 import signal, sys
-from pathlib import Path
 from types import SimpleNamespace
 sys.path.insert(0, {repo!r})
 from harness import proc
