@@ -94,6 +94,23 @@ def int_arg(arg, what):
         raise gdb.GdbError(f"ksymlab: {what}: {arg.strip()!r} is not a number") from None
 
 
+class Cmd(gdb.Command):
+    """A `ksymlab NAME` command: answer(arg) does the work. The readers end with
+    SystemExit on what they cannot read (they were written for gdb -batch): here
+    that is the command's error, not the end of gdb."""
+
+    NAME = None
+
+    def __init__(self):
+        super().__init__(f"ksymlab {self.NAME}", gdb.COMMAND_USER)
+
+    def invoke(self, arg, from_tty):
+        try:
+            self.answer(arg)
+        except SystemExit as e:
+            raise gdb.GdbError(str(e)) from None
+
+
 class Prefix(gdb.Command):
     """ksymlab: the commands of a verification session (docs/session.md).
 
@@ -105,16 +122,15 @@ report's rows with run's own checks."""
         super().__init__("ksymlab", gdb.COMMAND_USER, prefix=True)
 
 
-class Rows(gdb.Command):
+class Rows(Cmd):
     """Every check of the report on this guest: run's rows, from run's code.
 Usage: ksymlab rows [all]  (default: a summary and the rows that do not agree)
 Reads the remaining snapshots first, then lets the guest finish its sampling
 (gdb detaches and attaches again) and has the host judge the readings."""
 
-    def __init__(self):
-        super().__init__("ksymlab rows", gdb.COMMAND_USER)
+    NAME = "rows"
 
-    def invoke(self, arg, from_tty):
+    def answer(self, arg):
         if not STATE.past:
             finish_guest()
         rows = ask_host_rows()
@@ -172,13 +188,12 @@ def ask_host_rows():
     return answer["rows"]
 
 
-class Next(gdb.Command):
+class Next(Cmd):
     """Continue to the guest's next snapshot and read it. Usage: ksymlab next"""
 
-    def __init__(self):
-        super().__init__("ksymlab next", gdb.COMMAND_USER)
+    NAME = "next"
 
-    def invoke(self, arg, from_tty):
+    def answer(self, arg):
         if STATE.past or STATE.snapshots_left() <= 0:
             raise gdb.GdbError("ksymlab: no snapshot left (the guest announced "
                                f"{STATE.claims.get('snapshots', 1)})")
@@ -189,15 +204,14 @@ class Next(gdb.Command):
         say("pageblocks", len(snap["pageblocks"]))
 
 
-class Prio(gdb.Command):
+class Prio(Cmd):
     """A task's priority and policy by pid: guest memory (task->prio - MAX_RT_PRIO,
 task->policy) beside what the module's ksymlab_results holds.
 Usage: ksymlab prio PID"""
 
-    def __init__(self):
-        super().__init__("ksymlab prio", gdb.COMMAND_USER)
+    NAME = "prio"
 
-    def invoke(self, arg, from_tty):
+    def answer(self, arg):
         pid = int_arg(arg, "prio")
         task = kv.read_tasks().get(str(pid))
         if task is None:
@@ -210,14 +224,13 @@ Usage: ksymlab prio PID"""
         say("module policy", mine[0]["policy"] if mine else "not sampled")
 
 
-class Pageblock(gdb.Command):
+class Pageblock(Cmd):
     """A pageblock by pfn: its migratetype from mem_section's pageblock bitmap (gdb)
 beside the module's sample. Usage: ksymlab pageblock PFN"""
 
-    def __init__(self):
-        super().__init__("ksymlab pageblock", gdb.COMMAND_USER)
+    NAME = "pageblock"
 
-    def invoke(self, arg, from_tty):
+    def answer(self, arg):
         pfn = int_arg(arg, "pageblock")
         pb = kv.Pageblocks(STATE.order)
         start = pfn & ~((1 << STATE.order) - 1)
@@ -232,15 +245,14 @@ beside the module's sample. Usage: ksymlab pageblock PFN"""
         say("module migratetype", mine[0]["mt"] if mine else "not sampled")
 
 
-class Symbol(gdb.Command):
+class Symbol(Cmd):
     """A symbol's resolution: what the module resolved (its data port line),
 vmlinux's symbol table (gdb) and the guest's /proc/kallsyms.
 Usage: ksymlab symbol NAME"""
 
-    def __init__(self):
-        super().__init__("ksymlab symbol", gdb.COMMAND_USER)
+    NAME = "symbol"
 
-    def invoke(self, arg, from_tty):
+    def answer(self, arg):
         name = arg.strip()
         if not kv.is_symbol_name(name):
             raise gdb.GdbError(f"ksymlab: symbol: {name!r} is not a C identifier")
@@ -252,14 +264,13 @@ Usage: ksymlab symbol NAME"""
         say("kallsyms", kall[0]["addr"] if kall else "not listed")
 
 
-class Blockdev(gdb.Command):
+class Blockdev(Cmd):
     """The block devices: the block class's devices (gdb) beside the module's
 sample. Usage: ksymlab blockdev"""
 
-    def __init__(self):
-        super().__init__("ksymlab blockdev", gdb.COMMAND_USER)
+    NAME = "blockdev"
 
-    def invoke(self, arg, from_tty):
+    def answer(self, arg):
         mine = {b["name"]: b for b in kv.read_results()["bdevs"]}
         for dev in kv.read_block_class():
             m = mine.get(dev["name"])
@@ -267,14 +278,13 @@ sample. Usage: ksymlab blockdev"""
                 + (f"module {m['dev']} {m['sectors']} sectors" if m else "module: none"))
 
 
-class Writeback(gdb.Command):
+class Writeback(Cmd):
     """The writeback state: global_wb_domain.dirty_limit and the dirty sysctls
 (gdb) beside the module's wb record. Usage: ksymlab writeback"""
 
-    def __init__(self):
-        super().__init__("ksymlab writeback", gdb.COMMAND_USER)
+    NAME = "writeback"
 
-    def invoke(self, arg, from_tty):
+    def answer(self, arg):
         say("gdb dirty_limit", int(gdb.parse_and_eval("global_wb_domain.dirty_limit")))
         for name, value in kv.read_dirty_sysctls().items():
             say(f"gdb {name}", value)
@@ -282,13 +292,12 @@ class Writeback(gdb.Command):
             say(f"module {name}", value)
 
 
-class Console(gdb.Command):
+class Console(Cmd):
     """The last lines of the guest's console (default 20). Usage: ksymlab console [N]"""
 
-    def __init__(self):
-        super().__init__("ksymlab console", gdb.COMMAND_USER)
+    NAME = "console"
 
-    def invoke(self, arg, from_tty):
+    def answer(self, arg):
         n = int_arg(arg, "console") if arg.strip() else 20
         try:
             with open(path("console.log"), errors="replace") as f:
