@@ -14,6 +14,7 @@ from harness import paths
 
 HOST = """
 import signal, sys
+from pathlib import Path
 from types import SimpleNamespace
 sys.path.insert(0, {repo!r})
 from harness import proc
