@@ -9,7 +9,7 @@ from .. import proc
 from ..errors import HarnessError
 from ..guest.scenario import parse as parse_scenario
 from ..options import RunOptions
-from ..prepare import cache
+from ..prepare import cache, symcheck
 from . import host, pair
 
 # Two guests side by side at most: one prompt has room for two columns.
@@ -69,6 +69,7 @@ def main(args):
     opts = options(args)
     selected = opts.select(names)
     if len(selected) == 2:
+        symcheck.ensure_built()         # shared by both sides: built once, here
         rundir = host.new_session_dir(opts.runs_root, names)
         print(f"session: {rundir}", file=sys.stderr)
         return pair.main(names, args, rundir)
