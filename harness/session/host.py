@@ -48,10 +48,11 @@ def gdb_argv(tree, slide, vdir, name):
             "-ex", "set pagination off", "-ex", "set height 0", "-ex", "set width 0",
             "-ex", "set confirm off", "-ex", load,
             "-ex", f"source {tree.gdb_script}",
+            # the prompt before trace-commands: its trace line would hold the prompt
+            "-ex", f"set prompt {prompt_of(name)}",
             "-ex", f"set logging file {vdir / TRANSCRIPT}",
             "-ex", "set logging overwrite on", "-ex", "set logging enabled on",
             "-ex", "set trace-commands on",
-            "-ex", f"set prompt {prompt_of(name)}",
             "-ex", f"source {paths.GDBSCRIPTS / SESSION_SCRIPT}"]
 
 

@@ -40,7 +40,8 @@ def answer(child, prompt, command, seconds=120):
     """The lines gdb printed for `command`, without its echo and trace line."""
     child.sendline(command)
     child.expect_exact(prompt, timeout=seconds)
-    rows = [r.strip() for r in child.before.replace("\r", "").splitlines()]
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", child.before)     # gdb's styles
+    rows = [r.strip() for r in text.replace("\r", "").splitlines()]
     return [r for r in rows if r and r != command and not r.startswith("+")]
 
 
