@@ -24,6 +24,9 @@ QUIT_SECONDS = 60
 MARK = "*"
 WIDTH = 60
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+# the session host's progress lines (harness/progress.py), which differ by variant
+# name and time: not gdb's answer
+PROGRESS = re.compile(r"^\[ *[0-9]+\.[0-9]s\] ")
 
 
 @dataclass(frozen=True)
@@ -38,10 +41,10 @@ class Line:
 
 
 def answer_lines(text):
-    """An answer's lines as gdb printed them: no echo of the command, no colours,
-    no carriage returns, the trace line (`+command`) left out."""
+    """An answer's lines as gdb printed them: no colours, no carriage returns, the
+    trace line (`+command`) and the host's progress lines left out."""
     rows = ANSI.sub("", text).replace("\r", "").split("\n")
-    return [r for r in rows if r.strip() and not r.startswith("+")]
+    return [r for r in rows if r.strip() and not r.startswith("+") and not PROGRESS.match(r)]
 
 
 def side_by_side(left, right) -> Tuple[Line, ...]:

@@ -6,8 +6,9 @@ import argparse
 from harness.session import pair
 
 
-def test_answer_lines_drop_colours_carriage_returns_and_trace_lines():
-    text = "+ksymlab prio 1\r\n\x1b[32mgdb prio\x1b[m: 0\r\n\r\nmodule prio: 0\r\n"
+def test_answer_lines_drop_colours_carriage_returns_trace_and_progress_lines():
+    text = ("+ksymlab prio 1\r\n\x1b[32mgdb prio\x1b[m: 0\r\n\r\n"
+            "[   32.5s] drgn: stock-6.12: read 44 tasks\r\nmodule prio: 0\r\n")
     assert pair.answer_lines(text) == ["gdb prio: 0", "module prio: 0"]
 
 
