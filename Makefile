@@ -1,6 +1,8 @@
 # ksymlab entry point. See README.md.
 PYTHON := /usr/bin/python3
-PYTEST := $(PYTHON) -m pytest
+# --strict-markers: a misspelt marker (e.g. @pytest.mark.e2 on a slow test) is an
+# error, not a silently unselected test; the markers are registered in the conftests.
+PYTEST := $(PYTHON) -m pytest --strict-markers
 # Extra arguments for the harness, e.g. make run RUN_ARGS="--variants exports --kvm"
 RUN_ARGS ?=
 

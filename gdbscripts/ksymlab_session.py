@@ -11,7 +11,7 @@
 # The host (harness/session/control.py) and this script talk through files in the
 # variant's directory (KSYMLAB_SESSION_DIR): gdb-armed, gdb-hold/gdb-release as in
 # a run, rows-request/rows.json for `ksymlab rows`, whose rows the host computes
-# with run's own code (harness/run.py judge()). Every command prints lines
+# with run's own code (harness/variantjob.py compare()). Every command prints lines
 # "key: value", so that two variants' answers line up side by side.
 
 import json

@@ -6,6 +6,7 @@ Commands (COMMANDS below, one handler each, like symcheck/src/main.c's commands[
   key       print the cache key of each variant
   variants  list the known variants and where each is defined
   cache     what the build cache holds; prune it to its cap or clear it
+  cluster-certs  a CA and TLS certificates for --cluster tls:// (cluster/certs.py)
   show      print a run's summary and disagreements, name its files
   session   a verification session a person drives: gdb at the first snapshot
 
@@ -92,9 +93,22 @@ def _run_args(p):
                    "of these (e.g. kernel/test_event_basic,tools/snapshots)")
     p.add_argument("--lttng-suite-timeout", type=int, default=300, metavar="SECONDS",
                    help="with --lttng-suite: seconds each test script may run (default 300)")
-    p.add_argument("--cluster", metavar="tcp://HOST:PORT",
+    p.add_argument("--cluster", metavar="tls://HOST:PORT",
                    help="run each variant job on a worker of this Dask scheduler "
-                   "(default: $KSYMLAB_CLUSTER, else in this process; docs/cluster.md)")
+                   "(default: $KSYMLAB_CLUSTER, else in this process; plain tcp:// only on "
+                   "the loopback; docs/cluster.md)")
+    p.add_argument("--cluster-certs", metavar="DIR",
+                   help="with --cluster tls://: ca.pem, client.pem and client-key.pem "
+                   "(default: $KSYMLAB_CLUSTER_CERTS, else ~/.config/ksymlab/cluster-certs; "
+                   "made by the cluster-certs command)")
+    p.add_argument("--insecure-cluster", action="store_true",
+                   help="allow --cluster tcp:// off the loopback: anyone who reaches the "
+                   "scheduler runs code on the workers (the report says so)")
+
+
+def _certs_args(p):
+    p.add_argument("dir", metavar="DIR", help="a new or empty directory (made 0700)")
+    p.add_argument("--days", type=int, default=365, help="validity (default: %(default)s)")
 
 
 def _cache_args(p):
@@ -144,7 +158,8 @@ def _run(args):
         stress=args.stress, kaslr=args.kaslr, jobs=args.jobs,
         keep_vmcore=args.keep_vmcore,
         variant_files=args.variant_file, module_src=args.module_src,
-        lttng=not args.no_lttng, cluster=args.cluster, lttng_suite=args.lttng_suite,
+        lttng=not args.no_lttng, cluster=args.cluster, cluster_certs=args.cluster_certs,
+        insecure_cluster=args.insecure_cluster, lttng_suite=args.lttng_suite,
         lttng_suite_only=tuple(x for x in (args.lttng_suite_only or "").split(",") if x),
         lttng_suite_timeout=args.lttng_suite_timeout)
     # every tree, module and initramfs the run builds or finds is held (shared
@@ -192,6 +207,17 @@ def _cache(args):
     return cache.main(RunOptions.from_env().cache, args.action, cap)
 
 
+def _cluster_certs(args):
+    from .cluster import certs
+    if args.days < 1:
+        raise HarnessError("usage", f"--days {args.days}: at least 1")
+    issued = certs.issue(args.dir, args.days)
+    print(f"{issued.directory}: {' '.join(issued.files)}")
+    print(f"CA SHA-256 {issued.ca_fingerprint}; copy ca.pem and one role's pair to each "
+          "machine, keep ca-key.pem off them (docs/cluster.md)")
+    return 0
+
+
 def _session(args):
     from .session import cli
     return cli.main(args)
@@ -227,6 +253,9 @@ COMMANDS = {
                         _variant_args, _variants),
     "cache": Command("what the build cache holds; prune it to its cap or clear it",
                      _cache_args, _cache),
+    "cluster-certs": Command("make a CA and the scheduler's, workers' and client's TLS "
+                             "certificates for --cluster tls:// in DIR", _certs_args,
+                             _cluster_certs),
     "show": Command("print a run's summary and disagreements, name its files",
                     _show_args, _show, guarded=False),
     "session": Command("a verification session: gdb at the first snapshot, one variant "

@@ -33,18 +33,20 @@ class RunOptions:
     lttng_suite_only: tuple = ()    # substrings of the script paths to run (all when empty)
     lttng_suite_timeout: int = 300  # seconds per test script in the guest
     cluster: Optional[str] = None   # Dask scheduler address: variant jobs run on its workers
+    cluster_certs: Optional[Path] = None    # ca.pem, client.pem, client-key.pem for tls://
+    insecure_cluster: bool = False  # allow plain tcp:// off the loopback (the report says so)
     lttng_beside: bool = False      # the LTTng boot runs beside the probe-module boot (run.py)
 
     @classmethod
     def from_env(cls, **given):
-        """Defaults from KSYMLAB_CACHE, KSYMLAB_TARBALL, KSYMLAB_PATCHES, KSYMLAB_RUNS
-        and KSYMLAB_CLUSTER; a value given as None keeps its default."""
+        """Defaults from KSYMLAB_CACHE, KSYMLAB_TARBALL, KSYMLAB_PATCHES, KSYMLAB_RUNS,
+        KSYMLAB_CLUSTER and KSYMLAB_CLUSTER_CERTS; a value given as None keeps its default."""
         opts = {"cache": paths.cache_root(), "tarball": paths.tarball_override(),
                 "patches": paths.patches_root(), "runs_root": paths.runs_root(),
                 "scenario": paths.SCENARIOS / "default.scenario",
-                "cluster": paths.cluster_override()}
+                "cluster": paths.cluster_override(), "cluster_certs": paths.cluster_certs()}
         opts.update({k: v for k, v in given.items() if v is not None})
-        for k in ("cache", "tarball", "patches", "runs_root", "scenario"):
+        for k in ("cache", "tarball", "patches", "runs_root", "scenario", "cluster_certs"):
             opts[k] = Path(opts[k]) if opts[k] is not None else None
         opts["variant_files"] = tuple(Path(f) for f in opts.get("variant_files", ()))
         if opts.get("module_src") is not None:

@@ -36,6 +36,13 @@ def cluster_override():
     return os.environ.get("KSYMLAB_CLUSTER") or None
 
 
+def cluster_certs():
+    """KSYMLAB_CLUSTER_CERTS: the client's TLS files for --cluster tls://, else
+    ~/.config/ksymlab/cluster-certs (docs/cluster.md)."""
+    given = os.environ.get("KSYMLAB_CLUSTER_CERTS")
+    return Path(given) if given else Path.home() / ".config" / "ksymlab" / "cluster-certs"
+
+
 def runs_root():
     return Path(os.environ.get("KSYMLAB_RUNS", str(REPO / "runs")))
 

@@ -48,6 +48,12 @@ def _tail(log, n=5):
     return " | ".join(lines[-n:])
 
 
+class StepTimeout(HarnessError):
+    """run_logged()'s `timeout` passed and the command was stopped: a caller that
+    tells a timeout from a failure (a stalled mirror from a missing package) catches
+    this one."""
+
+
 def run_logged(step, argv, log, cwd=None, env=None, beat=None, beat_every=20.0, timeout=None):
     """Run argv, appending stdout+stderr to `log`; raise HarnessError(step) on failure.
 
@@ -74,7 +80,7 @@ def run_logged(step, argv, log, cwd=None, env=None, beat=None, beat_every=20.0, 
                 except subprocess.TimeoutExpired:
                     check_stop(step)
                     if timeout and time.monotonic() - start > timeout:
-                        raise HarnessError(step, f"{argv[0]} took longer than {timeout} s", log)
+                        raise StepTimeout(step, f"{argv[0]} took longer than {timeout} s", log)
                     if beat and time.monotonic() >= next_beat:
                         next_beat += beat_every
                         beat(log)
@@ -144,3 +150,22 @@ def discard(path):
         os.rename(path, trash)
     for old in parent.glob(".trash-*"):
         shutil.rmtree(old, ignore_errors=True)
+
+
+def tool_output(step, argv, timeout=None):
+    """stdout of a short host tool (nm, strip), run to completion; a failure to start,
+    a non-zero exit or `timeout` seconds is HarnessError(step) naming the tool and the
+    last line of its stderr (the reason), never a CalledProcessError."""
+    argv = [str(a) for a in argv]
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, errors="replace",
+                           stdin=subprocess.DEVNULL, timeout=timeout)
+    except OSError as e:
+        raise HarnessError(step, f"cannot run {argv[0]}: {e.strerror}") from e
+    except subprocess.TimeoutExpired as e:
+        raise HarnessError(step, f"{argv[0]} took longer than {timeout} s") from e
+    if p.returncode != 0:
+        lines = [l for l in p.stderr.splitlines() if l.strip()]
+        why = lines[-1].strip() if lines else "no message"
+        raise HarnessError(step, f"{' '.join(argv[:2])} exited {p.returncode}: {why}")
+    return p.stdout

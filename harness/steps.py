@@ -1,8 +1,8 @@
 """The names of a run's timed steps, in the order they happen.
 
-One list for every place that names them: run.py records its laps under
+One list for every place that names them: variantjob.py records its laps under
 these names, the timing tables of report.md and report.html show them in
-this order (harness/report/timings.py, html.py), and harness/tools/bench.py
+this order (harness/report/timings.py, html_charts.py), and harness/tools/bench.py
 reads them back from report.json.
 """
 
@@ -14,7 +14,7 @@ KERNEL = "kernel"
 # bench's cold builds; "copy" is a derived tree's copy of its base.
 KERNEL_BUILD = ("extract", "copy", "patch", "configure", "build")
 
-# variants.<variant>.timings of report.json: run.run_variant's laps
+# variants.<variant>.timings of report.json: variantjob.run_variant's laps
 # (steps.lap), each the seconds since the one before. "lttng" only for a
 # variant with an [lttng] table, in a run without --no-lttng; "suite" only
 # with --lttng-suite (lttng-tools' own tests).

@@ -10,8 +10,8 @@ a disk, by both oracles' sizes, is expected absent from its list.
 """
 
 from .confusions import pair
-from .enums import Source
-from .model import Check
+from ..model.enums import Source
+from ..model.results import Check
 
 
 def disk_of(name, devices):

@@ -7,8 +7,8 @@ of global_wb_domain and its jiffies_64 at the snapshot, and the program's own
 bpf_jiffies64() in the same run.
 """
 
-from .enums import Source
-from .model import Check, hex_text
+from ..model.enums import Source
+from ..model.results import Check, hex_text
 from .writeback import UINT_MAX
 
 

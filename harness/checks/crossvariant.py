@@ -12,7 +12,7 @@ argument 13) may differ, and each row says why.
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from .enums import Source
+from ..model.enums import Source
 from .ustack import USTACK_CALLERS
 
 

@@ -19,8 +19,8 @@ import re
 from dataclasses import replace
 
 from . import prio
-from .enums import Source
-from .model import Check, hex_text
+from ..model.enums import Source
+from ..model.results import Check, hex_text
 from ..guest.dataport import RESULTS_MAGIC
 from ..oracles.drgn import VMCOREINFO_FROM_GUEST
 

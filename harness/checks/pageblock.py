@@ -28,8 +28,8 @@ own read of the bitmaps (compare_pageblock_snapshots):
 """
 
 from .confusions import pair
-from .enums import Source
-from .model import INDEPENDENT, SAME_FUNCTION, Check
+from ..model.enums import Source
+from ..model.results import INDEPENDENT, SAME_FUNCTION, Check
 from .snapshots import at_snapshot, no_stop, snapshots
 
 # Migratetype numbers of 6.1 (include/linux/mmzone.h); CMA and Isolate exist

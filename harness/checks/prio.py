@@ -33,8 +33,8 @@ stays loaded. At every later snapshot gdb reads every task again; here:
 """
 
 from .confusions import pair
-from .enums import Source
-from .model import SAME_FUNCTION, Check
+from ..model.enums import Source
+from ..model.results import SAME_FUNCTION, Check
 from .snapshots import at_snapshot, no_stop, snapshots
 from ..oracles.sched_prio import expected_prios
 

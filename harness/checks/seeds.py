@@ -20,7 +20,7 @@ on the variant's built tree, so a port that drifts from its seed fails its
 row. The kallsyms variant's revert of 0bd476e6 is a row of its own.
 """
 
-from . import seedclaims
+from . import seedparse
 
 SEEDS = [
     {"seed": "1/9", "title": "tracepoint: call vmalloc_sync_mappings() on registration",
@@ -58,7 +58,7 @@ SEEDS = [
      "status": "ported", "why": "the block class walked through the getter",
      "ids": ["symbol:gendisk_block_class", "symbol:block_class"],
      "kinds": ["blockdev"]},
-    {"seed": seedclaims.REVERT,
+    {"seed": seedparse.REVERT,
      "title": "revert of kallsyms: unexport kallsyms_lookup_name() and "
               "kallsyms_on_each_symbol()",
      "status": "reverted", "why": "the pre-5.7 stand-in: both exports back as before 0bd476e6; "
@@ -113,11 +113,11 @@ def claim_ids(seed):
     """The seed-claim check ids a seed names: none for a superseded seed."""
     if seed["status"] == "superseded":
         return []
-    return [c.id for c in seedclaims.claims(seed["seed"])]
+    return [c.id for c in seedparse.claims(seed["seed"])]
 
 
 def claim_texts(seed):
-    return [c.short for c in seedclaims.claims(seed["seed"])]
+    return [c.short for c in seedparse.claims(seed["seed"])]
 
 
 def _evidence(seed, result):
@@ -167,7 +167,9 @@ def evaluate(results):
             holds = False
         rows.append({"seed": seed["seed"], "title": seed["title"], "status": seed["status"],
                      "why": seed["why"], "variants": names, "checks": len(checks),
-                     "agree": sum(c.agrees for c in checks), "missing": missing,
+                     "agree": sum(c.agrees for c in checks),
+                     "disagree": sum(c.disagrees for c in checks),
+                     "unchecked": sum(c.unchecked for c in checks), "missing": missing,
                      "claims": claim_texts(seed),
                      "claims_checked": seed["status"] != "superseded",
                      "holds": holds})

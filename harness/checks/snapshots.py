@@ -8,8 +8,8 @@ a view of each later one; the views and the key prefix `snap<n> ` are made here.
 
 from dataclasses import fields, replace
 
-from .enums import Source
-from .model import Check
+from ..model.enums import Source
+from ..model.results import Check
 
 # The first snapshot's rows of these kinds never stand in for a later one's.
 PER_SNAPSHOT = ("pageblock", "mthist", "ptinfo", "snapshot", "memstate", "prio", "procstat")

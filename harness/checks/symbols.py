@@ -8,8 +8,8 @@ the tree on the host.
 
 from ..prepare import symcheck
 from .confusions import pair
-from .enums import Source
-from .model import Check, hex_text
+from ..model.enums import Source
+from ..model.results import Check, hex_text
 
 
 def compare_symbols(data, truth):

@@ -16,8 +16,8 @@ the program's ELF on the host.
 """
 
 from .confusions import pair
-from .enums import Source
-from .model import Check, hex_text
+from ..model.enums import Source
+from ..model.results import Check, hex_text
 
 # harness/guest/assets/ustack-frames.h: ustack_thread() calls level1(), level1()
 # level2(), level2() level3(), which reads the module's file. The return address

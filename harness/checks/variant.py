@@ -8,15 +8,15 @@ values. A value no oracle covers yet is reported UNCHECKED (agree null) and does
 count towards the verdict. This module only calls them, in report order, and
 adds the rows of the run itself (results header, stress, degraded samplers);
 the sampler modules never import it. drgn's columns (drgn_columns.merge) and
-the two-oracle rule (oracles/labels.py) are added by harness/run.py.
+the two-oracle rule (checks/labels.py) are added by harness/run.py.
 """
 
 from dataclasses import dataclass, replace
 from typing import Mapping, Optional
 
 from . import blockdev, bpf, pageblock, prio, symbols, ustack, writeback
-from .enums import Source
-from .model import Check, frozen, hex_text
+from ..model.enums import Source
+from ..model.results import Check, frozen, hex_text
 from ..guest.dataport import RESULTS_MAGIC
 
 

@@ -9,8 +9,8 @@ formula, written out here (global_dirty_thresholds).
 from dataclasses import asdict
 
 from .confusions import pair
-from .enums import Source
-from .model import Check
+from ..model.enums import Source
+from ..model.results import Check
 
 # arch/x86/include/asm/page_types.h: PAGE_SHIFT 12 (x86_64, 6.1 and 6.12).
 PAGE_SIZE = 4096

@@ -3,8 +3,9 @@
     python3 -m harness.cluster.child JOBDIR PARENT_PID
 
 JOBDIR holds spec.pickle (a JobSpec); the child builds the variant's tree in the
-worker's cache, runs it as a local run would (run.variant_result) into
-JOBDIR/out/<variant>, and writes JOBDIR/result.pickle. Everything happens in
+worker's cache, runs it through the entry point a local run calls
+(variantjob.run_job; a retry job: variantjob.run_retry) into JOBDIR/out/<variant>, and
+writes JOBDIR/result.pickle. Everything happens in
 the main thread, so a SIGTERM (the job cancelled, or the worker that started
 us killed: PR_SET_PDEATHSIG) unwinds every build, QEMU and gdb through the
 same handlers as a local run's Ctrl-C. Exit 0 whenever a result was written
@@ -20,16 +21,15 @@ import time
 import traceback
 from pathlib import Path
 
-from .. import proc
+from .. import proc, variantjob
+from ..checks import seeds
 from ..errors import EXIT, HarnessError
+from ..prepare import cache, kernel, symcheck
+from ..prepare.tree import tree_key
 from . import artifacts, preflight, spec as jobspec
 
 
 def _result_of(spec, jobdir):
-    from ..prepare import cache, kernel, symcheck
-    from ..prepare.tree import tree_key
-    from ..checks import seeds
-    from .. import run
     opts = jobspec.materialize(spec, jobdir)
     (variant,) = opts.select([spec.variant])
     vdir = jobdir / "out" / variant.name
@@ -47,11 +47,20 @@ def _result_of(spec, jobdir):
             t0 = time.monotonic()
             tree = kernel.prepare(variant, opts.cache, None, 1, 1)
             kernel_s = round(time.monotonic() - t0, 1)
-            result, _ = run.variant_result(variant, tree, vdir, opts, seeds.superseded())
+            result = _run(spec, variant, tree, jobdir, opts)
     except HarnessError as err:
         print(err.one_line(), file=sys.stderr)
-        result = run.base_result(variant, error=run.step_error(err, vdir))
+        result = variantjob.base_result(variant, error=variantjob.step_error(err, vdir))
     return {"result": result, "kernel_s": kernel_s, "vdir": str(vdir)}
+
+
+def _run(spec, variant, tree, jobdir, opts):
+    """The job the spec asks for, through the entry points a local run calls too."""
+    if spec.retry_scripts:          # the suite's retry phase (postphases.py)
+        return variantjob.run_retry(variantjob.RetryJob(variant, tree, jobdir / "out", opts,
+                                          spec.retry_scripts))
+    return variantjob.run_job(variantjob.VariantJob(variant, tree, jobdir / "out" / variant.name, opts,
+                                      frozenset(seeds.superseded())))
 
 
 def main(argv):

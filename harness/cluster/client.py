@@ -1,6 +1,8 @@
 """The client side of --cluster: one Dask task per variant job, results home.
 
-run_jobs() connects to the scheduler (unreachable: exit status 50, one line),
+run_jobs() connects to the scheduler over the transport.py Transport run.py
+checked (mutual TLS with the client's certificate, or TCP on the loopback;
+unreachable or a refused handshake: exit status 50, one line naming which),
 asks the workers which trees they hold (affinity.py), submits one task per
 variant, and as each finishes writes its files under the client's run
 directory and hands its VariantResult to run.py. Ctrl-C or SIGTERM sets the
@@ -19,7 +21,8 @@ from .. import proc
 from ..prepare.tree import tree_key
 from ..errors import HarnessError
 from ..progress import say
-from . import affinity, artifacts, job, spec as jobspec
+from ..variantjob import RETRY_FACT
+from . import affinity, artifacts, job, reasons, spec as jobspec, transport
 
 CONNECT_TIMEOUT = 15        # seconds to reach the scheduler
 WORKER_TIMEOUT = 60         # seconds for a first worker to join
@@ -35,14 +38,29 @@ def _distributed():
     return distributed
 
 
-def connect(address, timeout=CONNECT_TIMEOUT):
+def _unreachable(address, e):
+    """The one-line HarnessError of a failed connect, naming a refused TLS handshake
+    as such (Dask words it as a timeout)."""
+    tls = reasons.tls_failure(e)
+    if tls:
+        return HarnessError("cluster", f"the Dask scheduler at {address} and this client "
+                            f"refused each other's TLS: {tls} (are both certificates of the "
+                            "same CA? --cluster-certs, docs/cluster.md)")
+    hint = ""
+    if address.startswith("tcp://") and "handshake" in str(e):
+        hint = " (a scheduler that requires TLS does not answer plain TCP: use tls://)"
+    return HarnessError("cluster", f"cannot reach the Dask scheduler at {address}: "
+                        f"{reasons.first_line(e)}{hint}")
+
+
+def connect(address, timeout=CONNECT_TIMEOUT, security=None):
     """A Client of the scheduler at `address`, with at least one worker."""
     distributed = _distributed()
     try:
-        client = distributed.Client(address, timeout=timeout, set_as_default=False)
+        client = distributed.Client(address, timeout=timeout, set_as_default=False,
+                                    security=security)
     except (OSError, TimeoutError, ValueError) as e:
-        raise HarnessError("cluster", f"cannot reach the Dask scheduler at {address}: "
-                           f"{str(e).splitlines()[0] if str(e) else type(e).__name__}") from e
+        raise _unreachable(address, e) from e
     try:
         client.wait_for_workers(1, timeout=WORKER_TIMEOUT)
     except (TimeoutError, OSError) as e:
@@ -93,15 +111,17 @@ def log_to(path):
     logging.getLogger().addHandler(handler)
 
 
-def run_jobs(selected, opts, run_id, rundir, arrived):
-    """Run every Variant of `selected` on the cluster at opts.cluster; `arrived(result,
-    kernel_seconds)` is called as each comes home. Returns {variant: HarnessError} of
-    those that failed (a failed step, a lost job, or the lost scheduler)."""
+def run_jobs(selected, opts, run_id, rundir, arrived, how, retry=()):
+    """Run every Variant of `selected` on the cluster at opts.cluster, reached by the
+    transport.Transport `how`; `arrived(result, kernel_seconds)` is called as each
+    comes home. Returns {variant: HarnessError} of those that failed (a failed step,
+    a lost job, or the lost scheduler). With `retry` (suite scripts), each job is
+    the suite's retry of those (cluster/pool.py)."""
     distributed = _distributed()
     log_to(rundir / "cluster-client.log")
-    client = connect(opts.cluster)
+    client = connect(opts.cluster, security=transport.security(how))
     try:
-        return _run(distributed, client, selected, opts, run_id, rundir, arrived)
+        return _run(distributed, client, selected, opts, run_id, rundir, arrived, retry)
     finally:
         client.close()
 
@@ -112,7 +132,7 @@ def _show_progress(event):
     say("job", str(msg))
 
 
-def _submit(distributed, client, selected, opts, run_id, event_name):
+def _submit(distributed, client, selected, opts, run_id, event_name, retry=()):
     keys = {v.name: tree_key(v) for v in selected}
     holdings = client.run(affinity.held_trees, sorted(set(keys.values())))
     placements = affinity.choose([(v.name, keys[v.name]) for v in selected], holdings)
@@ -124,7 +144,7 @@ def _submit(distributed, client, selected, opts, run_id, event_name):
     client.subscribe_topic(topic, _show_progress)
     futures = {}
     for v, p in zip(selected, placements):
-        spec = jobspec.make(opts, v, keys[v.name], run_id, event_name, topic)
+        spec = jobspec.make(opts, v, keys[v.name], run_id, event_name, topic, retry)
         say("cluster", f"{v.name}: submitted; {p.reason}")
         futures[v.name] = client.submit(
             job.variant_job, spec, key=f"ksymlab-{run_id}-{v.name}-{uuid.uuid4().hex[:8]}",
@@ -132,10 +152,10 @@ def _submit(distributed, client, selected, opts, run_id, event_name):
     return futures
 
 
-def _run(distributed, client, selected, opts, run_id, rundir, arrived):
+def _run(distributed, client, selected, opts, run_id, rundir, arrived, retry=()):
     event_name = f"ksymlab-cancel-{run_id}-{uuid.uuid4().hex[:8]}"
     cancel = distributed.Event(event_name, client=client)
-    futures = _submit(distributed, client, selected, opts, run_id, event_name)
+    futures = _submit(distributed, client, selected, opts, run_id, event_name, retry)
     errors = {}
     pending = dict(futures)
     try:
@@ -186,7 +206,8 @@ def _collect(future, name, rundir, arrived, address):
         err = _no_result(outcome)
         say("error", err.one_line())
         return err
-    say("cluster", f"{name}: home from {outcome.worker} ({outcome.host}): {result.verdict}")
+    what = "its suite retry" if RETRY_FACT in result.facts else result.verdict
+    say("cluster", f"{name}: home from {outcome.worker} ({outcome.host}): {what}")
     arrived(result, kernel_s)
     if result.error is not None:
         return HarnessError(result.error.step, result.error.message, result.error.log)

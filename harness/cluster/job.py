@@ -21,13 +21,15 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
 from .. import paths, proc
-from . import artifacts
+from ..errors import EXIT
+from . import artifacts, reasons, workerenv
 
 STAMP = re.compile(r"^\[\s*[\d.]+s\]\s*")     # progress.say's "[   12.3s] "
 POLL = 1.0                  # seconds between looks at the cancel Event
@@ -75,7 +77,15 @@ def _cancel_requested(event_name):
         from distributed import Event
         return "the client cancelled the run" if Event(event_name).is_set() else ""
     except Exception as e:      # noqa: BLE001 - any failure here means no scheduler
-        return f"the scheduler does not answer ({type(e).__name__}: {e})"
+        return lost_scheduler(e)
+
+
+def lost_scheduler(e):
+    """Why the scheduler could not be asked: a refused TLS handshake, or no answer."""
+    tls = reasons.tls_failure(e)
+    if tls:
+        return f"the scheduler refused this worker's TLS ({tls})"
+    return f"the scheduler does not answer ({type(e).__name__}: {reasons.first_line(e)})"
 
 
 def _tail(log, n=15):
@@ -124,16 +134,29 @@ def _worker_address():
         return f"local:{os.getpid()}"
 
 
+def _refused(spec, why):
+    """The JobOutcome of a job this worker cannot start: no files, `why` as the reason."""
+    with tempfile.TemporaryDirectory() as empty:
+        nothing = artifacts.pack(empty)
+    return JobOutcome(variant=spec.variant, worker=_worker_address(), host=socket.gethostname(),
+                      result=None, artifacts=nothing, vdir="", status=EXIT["cluster"],
+                      stopped=why)
+
+
 def variant_job(spec, cancel_check=_cancel_requested, forward=_log_event):
     """Run the JobSpec `spec` here; return a JobOutcome (never raises for a failed step).
     The child's progress lines go to forward(spec.progress_topic, line) as they come."""
+    problem = workerenv.cache_problem(paths.cache_root())
+    if problem:
+        return _refused(spec, problem)
     root = paths.cache_root() / "cluster-jobs"
     sweep(root)
     jobdir = root / f"{os.getpid()}-{spec.run_id}-{spec.variant}-{time.monotonic_ns()}"
     vdir = jobdir / "out" / spec.variant
     vdir.mkdir(parents=True)
     (jobdir / "spec.pickle").write_bytes(pickle.dumps(spec))
-    log = vdir / "cluster-job.log"
+    # a retry job's files join the first job's directory on the client: its own log name
+    log = vdir / ("cluster-retry.log" if spec.retry_scripts else "cluster-job.log")
     stopped = ""
     lines = _Lines(log)
     where = _worker_address()
@@ -146,8 +169,8 @@ def variant_job(spec, cancel_check=_cancel_requested, forward=_log_event):
     with open(log, "ab") as out:
         child = subprocess.Popen(
             [sys.executable, "-m", "harness.cluster.child", str(jobdir), str(os.getpid())],
-            cwd=paths.REPO, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            start_new_session=True)
+            cwd=paths.REPO, env=workerenv.child_env(os.environ), stdout=out,
+            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
         try:
             while child.poll() is None:
                 send_new_lines()

@@ -33,17 +33,20 @@ class JobSpec:
     cancel_event: str = ""          # Dask Event the job polls; set: stop now
     progress_topic: str = ""        # Dask event topic the job's progress lines go to
     keep_optional: bool = False     # send initramfs images back too
+    retry_scripts: tuple = ()       # a retry job: these suite scripts (variantjob.run_retry)
 
 
-def make(opts, variant, tree_key, run_id, cancel_event, progress_topic=""):
-    """The JobSpec of `variant` (a Variant) for a run with RunOptions `opts`."""
+def make(opts, variant, tree_key, run_id, cancel_event, progress_topic="", retry_scripts=()):
+    """The JobSpec of `variant` (a Variant) for a run with RunOptions `opts`; with
+    `retry_scripts`, the job of the suite's retry phase for those scripts."""
     return JobSpec(
         run_id=run_id, variant=variant.name, tree_key=tree_key,
         options=tuple((k, getattr(opts, k)) for k in PORTABLE),
         scenario_name=opts.scenario.name, scenario_text=opts.scenario.read_text(),
         variant_files=tuple((Path(f).name, Path(f).read_text()) for f in opts.variant_files),
         module_src_tar=pack(opts.module_src, keep_optional=True) if opts.module_src else None,
-        cancel_event=cancel_event, progress_topic=progress_topic)
+        cancel_event=cancel_event, progress_topic=progress_topic,
+        retry_scripts=tuple(retry_scripts))
 
 
 def materialize(spec, jobdir):

@@ -1,6 +1,7 @@
 """QEMU session: boot one variant, drive its serial console, expose a private gdbstub."""
 
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -267,8 +268,9 @@ class QemuSession:
         self._log.flush()
 
     def expect_marker(self, marker, phase):
-        """Wait for `marker`; classify anything else as a fault and raise."""
-        patterns = [marker] + [p for _, p in FAULTS] + [pexpect.EOF, pexpect.TIMEOUT]
+        """Wait for `marker`, matched literally (a suite marker holds a script's path,
+        which may hold regex metacharacters); classify anything else as a fault and raise."""
+        patterns = [re.escape(marker)] + [p for _, p in FAULTS] + [pexpect.EOF, pexpect.TIMEOUT]
         deadline = self.started + self.boot_timeout
         while True:
             left = deadline - time.monotonic()

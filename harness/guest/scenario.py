@@ -11,7 +11,6 @@ import re
 from pathlib import Path
 
 from ..errors import HarnessError
-from ..oracles import sched_prio
 
 NICE_RANGE = (-20, 19)          # include/linux/sched/prio.h: MIN_NICE, MAX_NICE
 RT_RANGE = (1, 99)              # __sched_setscheduler(): 1..MAX_RT_PRIO-1 for FIFO/RR
@@ -115,14 +114,6 @@ def task_lines(tasks):
                         "pi_owner": None if owner is None else base + owner,
                         "line": t["line"]})
     return out
-
-
-def expected_prios(tasks):
-    """task_prio() of every task line of the scenario, in guest order, with
-    priority inheritance (oracles/sched_prio.py)."""
-    lines = task_lines(tasks)
-    got = sched_prio.expected_prios(lines)
-    return [got.get(t["pid"]) for t in lines]
 
 
 def _task(words):

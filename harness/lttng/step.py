@@ -10,13 +10,14 @@ import shutil
 import time
 from pathlib import Path
 
-from ..checks.model import Check, frozen
+from ..model.results import Check, frozen
 from ..errors import HarnessError
 from ..progress import say
 from .supply import modbuild
 from .rows import features, coverage, kstack, kvmprobe, splice, symaudit, uprobe
 from .supply import fetch, image
 from .boot import guestlines, session, trace
+from .rows.inputs import Inputs
 from ..prepare import initramfs as guestbuild
 
 WHY = {
@@ -67,24 +68,14 @@ def run_lttng(variant, tree, vdir, opts, series=None, kallsyms=None, prio=True):
         err.lttng_build_dir = str(out)
         raise
     t0 = time.monotonic()
-    guest = guestlines.parse(data)
-    facts["trace_bytes"] = session.decode_trace(port, ldir / "trace")
-    summary = trace.summarize(ldir / "trace")
-    (ldir / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
-    (ldir / "guest.json").write_text(json.dumps(guest, indent=1) + "\n")
-    facts["events"] = dict(sorted(summary["counts"].items()))
-    facts["gdb"] = {"stop_pid": truth["stop"]["pid"], "tasks": len(truth["tasks"]),
-                    "block_devices": len(truth["block_class"]),
-                    "dirty_limit": truth["global_wb_domain"]["dirty_limit"]}
-    rows = features.compare(summary, guest, variant.lttng_lost, WHY, truth)
-    rows += kvmprobe.rows(tree.src, out, guest)
+    ctx = read_boot(data, port, truth, ldir, variant.lttng_lost, facts)
+    rows = features.compare(ctx)
+    rows += kvmprobe.rows(tree.src, out, ctx.guest)
     program = guestbuild.build_guest_program("lttng-ustack.c", opts.cache)
-    rows += tuple(uprobe.rows(summary, guest, uprobe.functions(program), variant.lttng_lost,
-                              WHY["uprobe"]))
-    rows += tuple(splice.rows(summary, guest, variant.lttng_lost, WHY["splice"]))
+    rows += tuple(uprobe.rows(ctx, uprobe.functions(program)))
+    rows += tuple(splice.rows(ctx))
     # the kernel call stack against the built vmlinux's call sites, on the host
-    rows += tuple(kstack.rows_for(summary, guest, variant.lttng_lost, WHY["callstack_kernel"],
-                                  tree.vmlinux, tree.src / ".config"))
+    rows += tuple(kstack.rows_for(ctx, tree.vmlinux, tree.src / ".config"))
     rows += tuple(symaudit.rows(audit, symchecked, kallsyms, calltypes, variant.lttng_version))
     rows += coverage.rows(out, kallsyms, rows, variant.lttng_lost, variant.lttng_version,
                           variant.lttng_series, symaudit.by_name(audit))
@@ -94,6 +85,24 @@ def run_lttng(variant, tree, vdir, opts, series=None, kallsyms=None, prio=True):
     say("lttng", f"{variant.name}: {len(rows)} LTTng rows, {bad} disagree; "
                  f"trace {facts['trace_bytes'] // 1024} KiB")
     return rows, facts
+
+
+def read_boot(data, port, truth, ldir, lost, facts):
+    """The Inputs of the LTTng rows from the boot's data port, trace port and gdb stop
+    (its JSON beside them in `ldir`: guest.json, summary.json); adds the trace's size,
+    its event counts and gdb's reading to `facts`."""
+    kinds = guestlines.read(data)
+    facts["trace_bytes"] = session.decode_trace(port, ldir / "trace")
+    raw = trace.read(ldir / "trace")
+    (ldir / "summary.json").write_text(json.dumps(raw, indent=1) + "\n")
+    (ldir / "guest.json").write_text(json.dumps(kinds, indent=1) + "\n")
+    ctx = Inputs(trace.TraceSummary.parse(raw), guestlines.GuestData.parse(kinds), truth,
+                 lost, WHY)
+    facts["events"] = dict(sorted(ctx.summary.counts.items()))
+    facts["gdb"] = {"stop_pid": truth.stop.pid, "tasks": len(truth.tasks),
+                    "block_devices": len(truth.block_class),
+                    "dirty_limit": truth.global_wb_domain.dirty_limit}
+    return ctx
 
 
 def with_version(rows, version):

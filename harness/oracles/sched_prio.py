@@ -3,9 +3,11 @@ from its policy and value alone (priority inheritance included).
 
 The scenario file is an oracle independent of both the module and gdb; the
 prio checks (harness/checks/prio.py), the scenario parser's own listing
-(harness/guest/scenario.py) and the LTTng prio rows (harness/lttng/rows/features.py)
+(scenario_prios() below) and the LTTng prio rows (harness/lttng/rows/features.py)
 all ask this model.
 """
+
+from ..guest.scenario import task_lines
 
 # Linux 6.1, kernel/sched/core.c: task_prio(p) = p->prio - MAX_RT_PRIO, and for
 # a task no priority-inheritance lock boosts, p->prio is what
@@ -85,3 +87,11 @@ def expected_prios(tasks):
         return p
 
     return {pid: prio(pid) for pid in normal if prio(pid) is not None}
+
+
+def scenario_prios(tasks):
+    """task_prio() of every task line of a parsed scenario (guest/scenario.py), in
+    guest order, with priority inheritance."""
+    lines = task_lines(tasks)
+    got = expected_prios(lines)
+    return [got.get(t["pid"]) for t in lines]

@@ -1,9 +1,13 @@
 """The size of the build cache: last use, sizes, holds and least-recently-used eviction.
 
 Entries are kernel trees (<cache>/trees/<key>/), probe-module builds
-(<cache>/modules/<key>/) and initramfs images (<cache>/initramfs/<key>.cpio).
-Each has a lock file beside it (<kind>/<key>.lock, never deleted: a process
-that opened it must lock the same inode as everyone else):
+(<cache>/modules/<key>/), initramfs images (<cache>/initramfs/<key>.cpio), and
+LTTng's: its builds, images, unpacked packages, lttng-tools builds, the private
+apt configurations (<cache>/apt/<suite>/), and the cluster's job directories
+(cachelayout.KINDS says where each lives and what completes it). Each has a
+lock file beside it (<kind>/<key>.lock, never deleted: a process that opened it
+must lock the same inode as everyone else; a cluster job directory has none,
+it is in use while its worker lives):
 
   - building an entry holds it exclusively; using one (a build reading a
     complete tree, a run booting it, a derivation copying its base) holds it
@@ -27,8 +31,6 @@ import contextlib
 import errno
 import fcntl
 import json
-import os
-import re
 import threading
 import time
 from dataclasses import dataclass
@@ -38,115 +40,9 @@ from typing import Optional
 from ..errors import HarnessError
 from ..proc import delete_aside
 from ..progress import say
-
-KINDS = ("trees", "modules", "initramfs")
-DEFAULT_MAX = 30 << 30
-_UNITS = {"": 1, "B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-
-
-def parse_size(text):
-    """'20G', '512M', '1073741824' -> bytes; '0', 'off', 'none' -> None (no cap)."""
-    t = str(text).strip().upper().removesuffix("IB").removesuffix("B") or "0"
-    if t in ("0", "OFF", "NONE"):
-        return None
-    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([KMGT]?)", t)
-    if not m:
-        raise HarnessError("usage", f"cache size {text!r}: want bytes or a number with "
-                                    "K, M, G or T (e.g. 20G), or off")
-    return int(float(m.group(1)) * _UNITS[m.group(2)])
-
-
-def cap_from_env(env=None):
-    env = os.environ if env is None else env
-    v = env.get("KSYMLAB_CACHE_MAX")
-    return DEFAULT_MAX if v is None or v == "" else parse_size(v)
-
-
-def human(n):
-    if n is None:
-        return "?"
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} GiB"
-
-
-# Where an entry's files are.
-
-def entry_path(cache, kind, key):
-    d = Path(cache) / kind
-    return d / f"{key}.cpio" if kind == "initramfs" else d / key
-
-
-def lock_path(cache, kind, key):
-    return Path(cache) / kind / f"{key}.lock"
-
-
-def _side(cache, kind, key, what):
-    return Path(cache) / kind / f"{key}.{what}"
-
-
-def is_complete(cache, kind, key):
-    p = entry_path(cache, kind, key)
-    if kind == "trees":
-        return (p / "manifest.json").is_file()
-    if kind == "modules":
-        return (p / "done").is_file()
-    return p.is_file()
-
-
-def measure(path):
-    """Bytes on disk under `path`, a file with n hard links counting 1/n (the tarball
-    files derived trees share), so the sizes of all entries add up to the disk they
-    use. A symlinked entry counts as the link only."""
-    path = Path(path)
-    try:
-        st = path.lstat()
-    except OSError:
-        return 0
-    total = st.st_blocks * 512
-    if not path.is_dir() or path.is_symlink():
-        return total
-    seen = set()
-    for dirpath, dirs, files in os.walk(path):
-        for name in dirs + files:
-            try:
-                st = os.lstat(os.path.join(dirpath, name))
-            except OSError:
-                continue
-            if st.st_nlink > 1 and not os.path.isdir(os.path.join(dirpath, name)):
-                if st.st_ino in seen:
-                    continue
-                seen.add(st.st_ino)
-                total += st.st_blocks * 512 // st.st_nlink
-            else:
-                total += st.st_blocks * 512
-    return total
-
-
-def _read_info(cache, kind, key):
-    try:
-        return json.loads(_side(cache, kind, key, "info").read_text())
-    except (OSError, ValueError):
-        return {}
-
-
-def _write_info(cache, kind, key, info):
-    f = _side(cache, kind, key, "info")
-    tmp = f.with_name(f"{f.name}.tmp{os.getpid()}-{threading.get_ident()}")
-    tmp.write_text(json.dumps(info) + "\n")
-    tmp.replace(f)
-
-
-def touch_used(kind_dir, key):
-    """Record a use of the entry `key` under `kind_dir` (the mtime of <key>.used)."""
-    f = Path(kind_dir) / f"{key}.used"
-    try:
-        f.touch()
-        os.utime(f)
-    except OSError:
-        pass
+from .cachelayout import (DEFAULT_MAX, KIND, KINDS, cap_from_env, entry_of, entry_path,  # noqa: F401 - the cache's API
+                          human, is_complete, key_of, lock_path, measure, owner_alive,
+                          parse_size, read_info, side, touch_used, write_info)
 
 
 # Holding entries.
@@ -209,25 +105,13 @@ def session():
         h.close()
 
 
-def _entry_of(path):
-    """(cache, kind, key) of an entry's path: a tree root or its linux/, a module
-    directory or its .ko, an initramfs .cpio."""
-    p = Path(path)
-    for cand in (p, p.parent):
-        if cand.parent.name in KINDS:
-            kind = cand.parent.name
-            key = cand.name.removesuffix(".cpio") if kind == "initramfs" else cand.name
-            return cand.parent.parent, kind, key
-    raise ValueError(f"{path}: not a cache entry")
-
-
 @contextlib.contextmanager
 def hold(entries):
-    """Hold the cache entries at `entries` (paths, see _entry_of) while the block runs."""
+    """Hold the cache entries at `entries` (paths, see cachelayout.entry_of) while the block runs."""
     h = Holds()
     try:
         for e in entries:
-            h.add(*_entry_of(e))
+            h.add(*entry_of(e))
         yield h
     finally:
         h.close()
@@ -247,7 +131,7 @@ def completed(kind, cache, key, variant=None):
     info = {"size": measure(entry_path(cache, kind, key)), "completed": time.time()}
     if variant:
         info["variant"] = variant
-    _write_info(cache, kind, key, info)
+    write_info(cache, kind, key, info)
     touch_used(Path(cache) / kind, key)
 
 
@@ -267,8 +151,8 @@ class EntryLock:
         is still exclusive. Then the lock becomes shared, so that readers, and this
         process's own session, may hold the entry: used() under the exclusive lock
         would wait for this very lock. Then, with `kind`, the use is recorded
-        (used()). LTTng builds are no kind of this cache: they pass none and only
-        downgrade."""
+        (used()). Without `kind` (a lock that guards no entry of KINDS) it only
+        downgrades."""
         if kind is not None:
             completed(kind, cache, key, variant)
         fcntl.flock(self._f, fcntl.LOCK_SH)
@@ -345,7 +229,10 @@ def _lock_now(f):
 
 
 def _probe_held(cache, kind, key):
-    """Does anyone hold the entry (or build it)? Tries the exclusive lock without waiting."""
+    """Does anyone hold the entry (or build it)? Tries the exclusive lock without waiting;
+    a cluster job directory is held while its worker lives."""
+    if not KIND[kind].locked:
+        return owner_alive(key)
     lp = lock_path(cache, kind, key)
     if not lp.exists():
         return False
@@ -353,71 +240,93 @@ def _probe_held(cache, kind, key):
         return not _lock_now(f)
 
 
-def entries(cache, measure_missing=True, probe=True):
-    """Every entry of the cache, oldest use first. An entry without a recorded size (built
-    before sizes were recorded) is measured now and the size kept beside it."""
-    cache = Path(cache)
-    out = []
-    for kind in KINDS:
-        d = cache / kind
-        if not d.is_dir():
+def _last_use(cache, kind, key, p):
+    """The mtime of <key>.used, else of the entry itself; None when it is gone."""
+    for f in (side(cache, kind, key, "used"), p):
+        try:
+            return f.lstat().st_mtime
+        except OSError:
             continue
-        for p in sorted(d.iterdir()):
-            if p.name.startswith(".") or p.suffix in (".lock", ".used", ".info", ".record") \
-                    or ".tmp" in p.name:
-                continue
-            if kind == "initramfs":
-                if p.suffix != ".cpio":
-                    continue
-                key = p.name.removesuffix(".cpio")
-            else:
-                if not (p.is_dir() or p.is_symlink()):
-                    continue
-                key = p.name
-            info = _read_info(cache, kind, key)
-            complete = is_complete(cache, kind, key)
-            size = info.get("size")
-            if size is None and measure_missing and complete:
-                size = measure(p)
-                try:
-                    _write_info(cache, kind, key, {**info, "size": size})
-                except OSError:
-                    pass
-            stamp = _side(cache, kind, key, "used")
-            try:
-                last = stamp.stat().st_mtime
-            except OSError:
-                try:
-                    last = p.lstat().st_mtime
-                except OSError:
-                    continue
-            out.append(Entry(kind, key, p, _variant_of(cache, kind, key, info), size, last,
-                             complete, _probe_held(cache, kind, key) if probe else False))
+    return None
+
+
+def _size(cache, kind, key, p, info, measure_missing, complete):
+    """The recorded size; measured now (and recorded) when there is none, or each time
+    for a kind whose entries grow after completion (a private apt's lists, a job)."""
+    if KIND[kind].remeasured:
+        return measure(p) if measure_missing else None
+    size = info.get("size")
+    if size is None and measure_missing and complete:
+        size = measure(p)
+        try:
+            write_info(cache, kind, key, {**info, "size": size})
+        except OSError:
+            pass
+    return size
+
+
+def _kind_entries(cache, kind, measure_missing, probe):
+    d = cache / kind
+    if not d.is_dir():
+        return
+    for p in sorted(d.iterdir()):
+        key = key_of(kind, p)
+        if key is None:
+            continue
+        info = read_info(cache, kind, key)
+        complete = is_complete(cache, kind, key)
+        last = _last_use(cache, kind, key, p)
+        if last is None:
+            continue
+        yield Entry(kind, key, p, _variant_of(cache, kind, key, info),
+                    _size(cache, kind, key, p, info, measure_missing, complete), last,
+                    complete, _probe_held(cache, kind, key) if probe else False)
+
+
+def entries(cache, measure_missing=True, probe=True):
+    """Every entry of the cache (of every kind of KINDS), oldest use first. An entry
+    without a recorded size (built before sizes were recorded) is measured now and the
+    size kept beside it."""
+    cache = Path(cache)
+    out = [e for kind in KINDS for e in _kind_entries(cache, kind, measure_missing, probe)]
     out.sort(key=lambda e: (e.last_used, e.kind, e.key))
     return out
 
 
 def _remove_path(p):
     """Rename aside, then delete without waiting (proc.delete_aside: a kernel tree takes
-    seconds); a symlinked entry loses only its link."""
+    seconds); a symlinked entry loses only its link. Gone meanwhile is removed: a dead
+    worker's job directory is also swept by the next cluster job (cluster/job.py)."""
     p = Path(p)
     if p.is_symlink() or p.is_file():
         p.unlink(missing_ok=True)
     elif p.exists():
-        delete_aside(p)
+        try:
+            delete_aside(p)
+        except FileNotFoundError:
+            pass
+
+
+def _remove(cache, entry):
+    _remove_path(entry.path)
+    _remove_path(side(cache, entry.kind, entry.key, "record"))   # derive._adopt
+    for what in ("info", "used"):
+        side(cache, entry.kind, entry.key, what).unlink(missing_ok=True)
 
 
 def try_evict(cache, entry):
     """Remove one entry if nobody holds it: True when removed, False when held."""
+    if not KIND[entry.kind].locked:
+        if owner_alive(entry.key):
+            return False
+        _remove(cache, entry)
+        return True
     lp = lock_path(cache, entry.kind, entry.key)
     lp.parent.mkdir(parents=True, exist_ok=True)
     with open(lp, "a") as f:
         if not _lock_now(f):
             return False
-        _remove_path(entry.path)
-        _remove_path(_side(cache, entry.kind, entry.key, "record"))   # derive._adopt
-        for what in ("info", "used"):
-            _side(cache, entry.kind, entry.key, what).unlink(missing_ok=True)
+        _remove(cache, entry)
         return True
 
 
@@ -436,7 +345,7 @@ def prune(cache, cap, report=None):
         if try_evict(cache, e):
             total -= e.size or 0
             evicted.append(e)
-            report(f"evicted {e.kind[:-1] if e.kind != 'initramfs' else 'initramfs'} "
+            report(f"evicted {KIND[e.kind].label} "
                    f"{e.key} ({e.variant}, {human(e.size)}, last used "
                    f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(e.last_used))})")
         else:
@@ -480,10 +389,10 @@ def main(cache, action, cap):
             print(f"kept {e.kind} {e.key} ({e.variant}): held by a running build or run")
         return 0
     es = entries(cache)
-    print(f"{'kind':9} {'key':20} {'variant':10} {'size':>10}  {'last used':16} held")
+    print(f"{'kind':15} {'key':20} {'variant':10} {'size':>10}  {'last used':16} held")
     for e in sorted(es, key=lambda e: (e.kind, -e.last_used)):
         state = "yes" if e.held else ("no" if e.complete else "incomplete")
-        print(f"{e.kind:9} {e.key:20} {e.variant[:10]:10} {human(e.size):>10}  "
+        print(f"{e.kind:15} {e.key:20} {e.variant[:10]:10} {human(e.size):>10}  "
               f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(e.last_used)):16} {state}")
     total = sum(e.size or 0 for e in es)
     print(f"total {human(total)} in {len(es)} entries, cap {human(cap) if cap else 'none'} "

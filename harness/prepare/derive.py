@@ -2,22 +2,18 @@
 tarball (find_base picks the base, derive_tree makes the copy and patches it; see the
 comment below for why the result is the tree a fresh build gives)."""
 
-import fcntl
 import json
 import os
 import re
 import shutil
-import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import cache as cachemod
 from .config import check_fragments
 from .digest import bytes_digest, file_digest
-from .tree import (apply_series, build_inputs, key_for, member_paths, members_file,
-                   tarball_sha256)
-from ..errors import HarnessError
+from .treecopy import copy_base, rewrite_tool_paths, tarball_members
+from .tree import apply_series, build_inputs, key_for, tarball_sha256
 from ..proc import run_logged
 from ..progress import say
 
@@ -176,42 +172,9 @@ def find_base(variant, tarball, cache, quiet=False):
     patches = variant.patches()
     digest = tarball_sha256(tarball, variant.package)
     trees = Path(cache) / "trees"
-    cands = {}
-    for n in range(len(patches) - 1, -1, -1):
-        key = key_for(digest, patches[:n], variant.fragments)
-        manifest = trees / key / "manifest.json"
-        if manifest.is_file():
-            try:
-                name = json.loads(manifest.read_text()).get("variant", "?")
-            except (OSError, ValueError):
-                continue
-            cands[key] = (name, n, [])
+    cands = _prefix_candidates(variant, patches, digest, trees)
     if trees.is_dir():
-        want = build_inputs(digest, variant.fragments)
-        mine = [bytes_digest(p.read_bytes()) for p in patches]
-        own = key_for(digest, patches, variant.fragments)
-        for manifest in sorted(trees.glob("*/manifest.json")):
-            key = manifest.parent.name
-            if key in cands or key == own:
-                continue
-            found = _record_of(manifest)
-            if found is None:
-                continue            # built before trees recorded their series
-            m, where = found
-            try:
-                record = m.get("series")
-                if m.get("build_inputs") != want or not isinstance(record, list):
-                    continue        # another tarball, recipe, fragments or make targets
-                theirs = [e["sha256"] for e in record]
-            except (KeyError, TypeError, AttributeError):
-                continue
-            n = 0
-            while n < min(len(mine), len(theirs)) and mine[n] == theirs[n]:
-                n += 1
-            tail = _recorded_tail(where, record, n)
-            if tail is None:
-                continue
-            cands[key] = (m.get("variant", "?"), n, tail[::-1])
+        cands.update(_recorded_candidates(variant, patches, digest, trees, cands))
     best = None
     for key, (name, n, reverse) in cands.items():
         apply = patches[n:]
@@ -230,112 +193,50 @@ def find_base(variant, tarball, cache, quiet=False):
     return best[1] if best else None
 
 
-def rewrite_tool_paths(src, old, new):
-    """Replace the absolute tree path `old` by `new` in tools/ build records.
-
-    tools/ (objtool and its libsubcmd) is built with absolute target names;
-    its .cmd and .d files must name the new tree or make rebuilds objtool.
-    Modification times are kept. Returns the rewritten files.
-    """
-    olds = {os.path.realpath(old), os.path.abspath(old)}
-    new_b = os.path.realpath(new).encode()
-    done = []
-    for f in sorted((Path(src) / "tools").rglob(".*")):
-        if not (f.name.endswith((".cmd", ".d")) and f.is_file() and not f.is_symlink()):
-            continue
-        data = f.read_bytes()
-        out = data
-        for o in olds:
-            out = out.replace(o.encode(), new_b)
-        if out != data:
-            st = f.stat()
-            f.write_bytes(out)
-            os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
-            done.append(f)
-    return done
-
-
-def tarball_members(cache, tarball, package="linux-source-6.1"):
-    """The regular files and symlinks of the tarball as tree-relative paths (the first
-    component stripped, as tree.extract does), listed once per tarball digest and kept in
-    <cache>/tarballs/<digest>.members."""
-    f = members_file(cache, tarball_sha256(tarball, package))
-    try:
-        return frozenset(f.read_text().splitlines())
-    except OSError:
-        pass
-    p = subprocess.run(["tar", "-tf", str(tarball)], stdin=subprocess.DEVNULL,
-                       capture_output=True, text=True)
-    if p.returncode != 0:
-        return None
-    names = member_paths(p.stdout.splitlines())
-    f.parent.mkdir(parents=True, exist_ok=True)
-    tmp = f.with_suffix(f".tmp{os.getpid()}")
-    tmp.write_text("\n".join(names) + "\n")
-    tmp.replace(f)
-    return frozenset(names)
-
-
-def _linked_copy(src, dest, members):
-    """Copy the tree `src` to `dest`, hard-linking the files that come from the tarball.
-
-    A tarball file is never written in place by anything run on a tree: the
-    build writes only its own outputs (the kernel builds from a read-only
-    source tree with O=), and git apply, forward or reverse, removes a file and
-    creates a new one. So sharing those inodes with the base is safe, and the
-    copy is cheap. Everything else (build outputs, files a patch created) is
-    copied, with its mode and modification time, so a rebuilt object never
-    writes into the base.
-    """
-    p = subprocess.run(["cp", "-al", "--", str(src), str(dest)], stdin=subprocess.DEVNULL,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    if p.returncode != 0:
-        return p
-    src, dest = str(src), str(dest)
-    for dirpath, _dirs, files in os.walk(dest):
-        rel = os.path.relpath(dirpath, dest)
-        for name in files:
-            r = name if rel == "." else f"{rel}/{name}"
-            if r in members:
+def _prefix_candidates(variant, patches, digest, trees):
+    """{key: (variant name, n, [])} of the cached trees keyed by a prefix of the series."""
+    cands = {}
+    for n in range(len(patches) - 1, -1, -1):
+        key = key_for(digest, patches[:n], variant.fragments)
+        manifest = trees / key / "manifest.json"
+        if manifest.is_file():
+            try:
+                name = json.loads(manifest.read_text()).get("variant", "?")
+            except (OSError, ValueError):
                 continue
-            d = os.path.join(dirpath, name)
-            if os.path.islink(d):
-                continue            # a symlink is replaced, never written through
-            tmp = d + ".ksymlab-copy"
-            shutil.copy2(os.path.join(src, r), tmp, follow_symlinks=False)
-            os.replace(tmp, d)
-    return p
+            cands[key] = (name, n, [])
+    return cands
 
 
-def _copy_base(base, root, dest, members=None):
-    """Copy the base's tree to `dest` (and its reversed patches to <root>/reverse/) under
-    the base's lock; seconds, or None if it vanished. With `members` (the tarball's
-    files) those are hard-linked instead of copied, see _linked_copy."""
-    with open(root.parent / f"{base.key}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_SH)
-        if not (root.parent / base.key / "manifest.json").is_file():
-            return None
-        start = time.monotonic()
+def _recorded_candidates(variant, patches, digest, trees, known):
+    """{key: (variant name, n, tail to reverse)} of the trees with this variant's
+    build inputs whose recorded series shares the first n patches by content."""
+    want = build_inputs(digest, variant.fragments)
+    mine = [bytes_digest(p.read_bytes()) for p in patches]
+    own = key_for(digest, patches, variant.fragments)
+    cands = {}
+    for manifest in sorted(trees.glob("*/manifest.json")):
+        key = manifest.parent.name
+        if key in known or key == own:
+            continue
+        found = _record_of(manifest)
+        if found is None:
+            continue            # built before trees recorded their series
+        m, where = found
         try:
-            if members:
-                p = _linked_copy(base.src, dest, members)
-            else:
-                p = subprocess.run(["cp", "-a", "--", str(base.src), str(dest)],
-                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.PIPE, text=True)
-            if p.returncode == 0 and base.reverse:
-                (root / "reverse").mkdir()
-                for f in base.reverse:
-                    shutil.copy2(f, root / "reverse" / f.name)
-        except OSError as e:
-            p = subprocess.CompletedProcess([], 1, "", str(e))
-        if p.returncode != 0:
-            shutil.rmtree(root, ignore_errors=True)
-            why = (p.stderr.strip().splitlines() or [f"exit status {p.returncode}"])[0]
-            raise HarnessError("build", f"copying base tree {base.key} ({base.variant}) to "
-                               f"{dest} failed, incomplete tree removed: {why}")
-        cachemod.touch_used(root.parent, base.key)
-        return time.monotonic() - start
+            record = m.get("series")
+            if m.get("build_inputs") != want or not isinstance(record, list):
+                continue        # another tarball, recipe, fragments or make targets
+            theirs = [e["sha256"] for e in record]
+        except (KeyError, TypeError, AttributeError):
+            continue
+        n = 0
+        while n < min(len(mine), len(theirs)) and mine[n] == theirs[n]:
+            n += 1
+        tail = _recorded_tail(where, record, n)
+        if tail is not None:
+            cands[key] = (m.get("variant", "?"), n, tail[::-1])
+    return cands
 
 
 def _reverse_tail(variant, src, log, patches):
@@ -392,7 +293,7 @@ def derive_tree(variant, base, tree, patches, label, cache, tarball):
     say("kernel", f"{label}: deriving from {base.variant} tree {base.key}: {what}"
                   f"apply {len(rest)} patch{'es' if len(rest) != 1 else ''}")
     members = tarball_members(cache, tarball, variant.package)
-    copy_s = _copy_base(base, root, tree.src, members)
+    copy_s = copy_base(base, root, tree.src, members)
     if copy_s is None:
         say("kernel", f"{label}: base tree {base.key} is gone, building from scratch")
         return None

@@ -19,7 +19,14 @@ def ensure_built():
     harness processes (or a test beside a run) from racing in symcheck/build.
     """
     src = paths.REPO / "symcheck"
-    with open(src / ".build.lock", "w") as lock:
+    try:
+        lock = open(src / ".build.lock", "w")
+    except OSError as e:
+        # e.g. a worker started as a user who does not own the checkout (docs/cluster.md)
+        raise HarnessError("symcheck", f"cannot build symcheck in {src}: {e.strerror}: "
+                           "the checkout must be writable by the user who runs the harness") \
+            from None
+    with lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         p = subprocess.run(["make", "-s", "-C", str(src)], capture_output=True, text=True,
                            stdin=subprocess.DEVNULL)

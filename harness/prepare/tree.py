@@ -123,7 +123,7 @@ def make_env(cache):
 
 
 def members_file(cache, tarball_digest):
-    """Where the tarball's file list is kept (see derive.tarball_members)."""
+    """Where the tarball's file list is kept (see treecopy.tarball_members)."""
     return Path(cache) / "tarballs" / f"{tarball_digest[:20]}.members"
 
 

@@ -23,7 +23,7 @@ from typing import Optional
 
 from .. import paths
 from ..errors import HarnessError
-from ..lttng.supply.fetch import DEFAULT_VERSION as DEFAULT_LTTNG, RELEASES as LTTNG_RELEASES
+from .pins import DEFAULT_VERSION as DEFAULT_LTTNG, RELEASES as LTTNG_RELEASES
 
 BUILTIN_DIR = paths.REPO / "variants"
 MODES = ("exports", "kallsyms", "kprobe", "v2")
@@ -60,7 +60,7 @@ class Variant:
     lttng_series: str = ""
     lttng_kallsyms: bool = True           # False: built with CONFIG_LTTNG_KALLSYMS=n
     lttng_lost: tuple = ()                # LTTng features expected to be lost here
-    lttng_version: str = DEFAULT_LTTNG    # lttng-modules release (harness/lttng/supply/fetch.py)
+    lttng_version: str = DEFAULT_LTTNG    # lttng-modules release (harness/prepare/pins.py)
 
     @property
     def series_dir(self):

@@ -2,49 +2,40 @@
 
 import json
 
-from ..checks import confusions, crossvariant, seeds
-from . import (calltypes_md, confusions_md, histograms, html, mdtables,
-                    oracles_md, timings)
+from ..checks import confusions
+from . import calltypes_md, confusions_md, histograms, html, oracles_md, tally, timings
+from .tally import Tally
+from .. import mdtables
 from .jsonrows import fmt, kinds, label, of_variant, source_names, sources_text
-from ..oracles import labels
+from ..checks import labels
 from ..lttng.rows import coverage_md
-from ..lttng.suite import compare as suitecompare, suite_md
+from ..lttng.suite import suite_md
 
 
-def overall_verdict(variants, seed_rows=(), across=(), suite_rows=()):
-    if not variants:
-        return "fail"
-    if any(r["holds"] is False for r in seed_rows):
-        return "fail"
-    if any(r["flagged"] for r in across):
-        return "fail"
-    if any(r["flagged"] for r in suite_rows):       # lttng-tools' points lost vs stock
-        return "fail"
-    return "pass" if all(v.get("verdict") == "pass" for v in variants.values()) else "fail"
-
-
-def assemble(meta, results, order):
+def assemble(meta, results, order, decided):
     """The report of a run as a JSON-ready dict.
 
     `meta` describes the run; `results` maps variant names to their immutable
-    VariantResult (a snapshot); `order` is the order the variants were asked for.
+    VariantResult (a snapshot); `order` is the order the variants were asked for;
+    `decided` is judge.judge's RunVerdict of those results: the verdicts and the
+    rows of the cross-variant rules shown here are the judge's, none is made here.
     """
     rep = dict(meta)
     results = {n: results[n] for n in order if n in results}       # in the order asked for
     rep["variants"] = {n: r.to_json() for n, r in results.items()}
-    for v in rep["variants"].values():      # what the run's state let each kind tell apart
+    for n, v in rep["variants"].items():    # what the run's state let each kind tell apart
+        v["verdict"] = decided.variants[n].value
         v["confusions"] = [a.to_json() for a in
                            confusions.audit(v["values"] + v.get("symbols", []))]
-    rep["seeds"] = seeds.evaluate(results)
-    rep["across"] = crossvariant.compare(results)
-    rep["matrix"] = matrix(results, order)
+    rep["seeds"] = list(decided.seeds)
+    rep["across"] = list(decided.across)
+    rep["matrix"] = matrix(results, order, decided.variants)
     rep["oracles"] = labels.table()
     rep["lttng_coverage"] = coverage_md.coverage(rep["variants"])
     rep["lttng_findings"] = coverage_md.findings(rep["variants"])
     rep["lttng_suite"] = suite_md.collect(rep["variants"])
-    rep["lttng_suite_regressions"] = suitecompare.regressions(rep["variants"])
-    rep["verdict"] = overall_verdict(rep["variants"], rep["seeds"], rep["across"],
-                                     rep["lttng_suite_regressions"])
+    rep["lttng_suite_regressions"] = list(decided.suite_regressions)
+    rep["verdict"] = decided.verdict.value
     return rep
 
 
@@ -52,8 +43,9 @@ def _line_key(line):
     return tuple(int(x) if x.isdigit() else x for x in line.split("."))
 
 
-def matrix(results, order):
-    """Kernel line x variant: {"lines": [...], "rows": [{"role", "cells": {line: cell}}]}."""
+def matrix(results, order, verdicts):
+    """Kernel line x variant: {"lines": [...], "rows": [{"role", "cells": {line: cell}}]};
+    `verdicts`: the judge's verdict of each variant."""
     lines = sorted({r.kernel_line for r in results.values()}, key=_line_key)
     rows = {}
     for name in order:
@@ -62,10 +54,11 @@ def matrix(results, order):
             continue
         c = r.counts
         rows.setdefault(r.role or name, {})[r.kernel_line] = {
-            "variant": name, "verdict": r.verdict,
+            "variant": name, "verdict": verdicts[name].value,
             "error": r.error.verdict if r.error else None,
             "agree": c["symbols_agree"] + c["values_agree"],
-            "checked": c["symbols"] + c["values"] - c["unchecked"]}
+            "checked": c["symbols"] + c["values"] - c["unchecked"],
+            "unchecked": c["unchecked"]}
     return {"lines": lines, "rows": [{"role": k, "cells": v} for k, v in rows.items()]}
 
 
@@ -83,7 +76,8 @@ def _matrix(report, out):
         if c is None:
             return "not run"
         what = f"**{c['error']}**" if c["error"] else c["verdict"]
-        return f"{what} ({c['agree']}/{c['checked']}, `{c['variant']}`)"
+        t = Tally(c["agree"], c["checked"] - c["agree"], c.get("unchecked", 0))
+        return f"{what} ({t}, `{c['variant']}`)"
     mdtables.table(out, ["variant"] + m["lines"],
            [[r["role"]] + [cell(r["cells"].get(line)) for line in m["lines"]]
             for r in m["rows"]])
@@ -120,14 +114,12 @@ def _summary(report, out):
     rows = []
     for name, v in report["variants"].items():
         c = v.get("counts", {})
-        checked = c.get("symbols", 0) + c.get("values", 0) - c.get("unchecked", 0)
-        agree = c.get("symbols_agree", 0) + c.get("values_agree", 0)
+        t = tally.of_counts(c)
         rows.append([name, v.get("module_mode"),
                      f"{c.get('symbols_agree', 0)}/{c.get('symbols', 0)}",
-                     f"{agree}/{checked}", checked - agree, c.get("unchecked", 0),
-                     _slide(v), _verdict_cell(v)])
-    mdtables.table(out, ["variant", "module mode", "symbols resolved", "values agree/checked",
-                 "disagreements", "unchecked", "KASLR slide", "verdict"], rows)
+                     t.agree, t.disagree, t.unchecked, _slide(v), _verdict_cell(v)])
+    mdtables.table(out, ["variant", "module mode", "symbols resolved", "agree",
+                 "disagree", "unchecked", "KASLR slide", "verdict"], rows)
 
 
 def _timings(report, out):
@@ -148,9 +140,9 @@ def _seeds(report, out):
             claims += " (superseded, not checked)"
         rows.append([r["seed"], r["title"], r["status"],
                      f"{r['why']} ({', '.join(r['variants'])})", claims,
-                     f"{r['agree']}/{r['checks']}", holds])
+                     tally.seed_text(r), holds])
     mdtables.table(out, ["seed", "patch", "status in the port", "runtime evidence",
-                 "claims of the seed patch", "checks agree", "holds"], rows)
+                 "claims of the seed patch", "checks", "holds"], rows)
     out.append("Upstream history and what each port changed: `patches/README.md`.")
     out.append("")
 
@@ -287,6 +279,8 @@ def markdown(report):
                f"scenario `{report.get('scenario')}`; KASLR "
                f"{'on' if report.get('kaslr') else 'off (nokaslr)'}. The same report drawn: "
                "`report.html` (pageblock maps, A/B view, charts).")
+    if report.get("cluster"):       # how the client reached the Dask scheduler (cluster/)
+        out += ["", f"Cluster: {report['cluster']['note']}."]
     out.append("")
     _summary(report, out)
     _matrix(report, out)

@@ -2,7 +2,7 @@
 `symcheck calltypes` on each variant's probe module and LTTng build (facts
 `symcheck.calltypes` and `lttng.symcheck.calltypes` of report.json)."""
 
-from . import mdtables
+from .. import mdtables
 from ..prepare.symcheck import CALLTYPE_COUNTS
 
 HEAD = ["variant", "build", "module", "name", "status", "receiver", "kernel declares",

@@ -4,7 +4,7 @@ the right value from the confused one; the weak ones with the rows that could no
 
 from html import escape
 
-from . import mdtables
+from .. import mdtables
 from ..checks.confusions import not_audited, weak
 
 
@@ -46,7 +46,7 @@ def _weak_lines(report, quote=""):
 
 
 def html(report, table):
-    """The section's HTML, its heading first (`table` is report/html.py's table writer)."""
+    """The section's HTML, its heading first (`table` is report/html_parts.py's table writer)."""
     head = '<h2 id="confusions">Confusion audit</h2>'
     variants = _audited(report)
     if not variants:

@@ -21,31 +21,14 @@ network fetch, so the page cannot load anything.
 
 import html
 
-from .. import steps as stepnames
-from . import confusions_md, timings
-from .jsonrows import (fmt, kinds, label, mt_name, of_variant, pageblock_disagrees, pageblock_mt,
-                            pageblock_pfn, pageblock_zone, source_names, sources_text)
-from ..checks.pageblock import MIGRATETYPES
+from . import confusions_md, tally
+from .html_charts import prio_chart, timing_chart
+from .html_maps import _legend, ab_view, pageblock_map, pageblocks
+from .html_parts import AB_COLOUR, DISAGREE_COLOUR, _table
+from .jsonrows import fmt, kinds, label, of_variant, source_names
 from ..lttng.suite import suite_md
 
 ESC = html.escape
-
-# Okabe-Ito derived, distinguishable with the common colour-vision deficiencies.
-MT_COLOURS = {0: "#d55e00", 1: "#9ecae1", 2: "#009e73", 3: "#e69f00", 4: "#0072b2",
-              5: "#555555"}
-UNKNOWN_COLOUR = "#cccccc"      # a migratetype number not in MIGRATETYPES
-ABSENT_COLOUR = "#ffffff"
-# Outline of a pageblock the module and gdb disagree on. No other element of
-# the page uses this colour, so a screenshot can be searched for it.
-DISAGREE_COLOUR = "#e6007e"
-AB_COLOUR = "#111111"
-
-CELL, PITCH, COLUMNS, LABEL_W = 14, 16, 32, 64
-
-STEP_COLOURS = {"kernel": "#8c8c8c", "module": "#0072b2", "initramfs": "#56b4e9",
-                "boot": "#009e73", "gdb": "#e69f00", "guest_rest": "#cc79a7",
-                "drgn": "#f0e442", "compare": "#d55e00", "lttng": "#5d3a9b",
-                "suite": "#999933"}
 
 CSS = f"""
 body {{ font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #222; max-width: 1300px; }}
@@ -74,270 +57,10 @@ details {{ margin: .3em 0; }}
 """
 
 
-def mt_colour(mt):
-    if mt is None:
-        return ABSENT_COLOUR
-    return MT_COLOURS.get(mt, UNKNOWN_COLOUR)
-
-
-def _attrs(**kw):
-    return "".join(f' {k.replace("_", "-")}="{ESC(str(v))}"' for k, v in kw.items()
-                   if v is not None)
-
-
-def _table(head, rows, row_class=None):
-    out = ["<table><tr>" + "".join(f"<th>{ESC(str(h))}</th>" for h in head) + "</tr>"]
-    for i, r in enumerate(rows):
-        cls = f' class="{row_class[i]}"' if row_class and row_class[i] else ""
-        cells = []
-        for x in r:
-            text = "" if x is None else str(x)
-            cells.append(f'<td{" class=long" if len(text) > 60 else ""}>{ESC(text)}</td>')
-        out.append(f"<tr{cls}>" + "".join(cells) + "</tr>")
-    out.append("</table>")
-    return "\n".join(out)
-
-
 def _verdict(v):
     if v.get("error"):
         return v["error"].get("verdict", v["error"]["step"])
     return v.get("verdict", "fail")
-
-
-# --- pageblock maps ------------------------------------------------------
-
-def pageblocks(v):
-    """A cell per pageblock row; rows about pageblock states (harness/checks/pageblock.py:
-    skip bits, changes, types) have no pfn and no cell."""
-    return [c for c in of_variant(v)
-            if c["kind"] == "pageblock" and pageblock_pfn(c) is not None]
-
-
-def _layout(rows, columns):
-    """Cell positions: zones in order of appearance, each starting a new line."""
-    zones, pos, y = [], {}, 0
-    by_zone = {}
-    for c in rows:
-        z = pageblock_zone(c)
-        if z not in by_zone:
-            by_zone[z] = []
-            zones.append(z)
-        by_zone[z].append(c)
-    labels = []
-    for z in zones:
-        labels.append((z, y))
-        for i, c in enumerate(by_zone[z]):
-            pos[c["key"]] = (LABEL_W + (i % columns) * PITCH, y + (i // columns) * PITCH)
-        y += ((len(by_zone[z]) + columns - 1) // columns) * PITCH + 4
-    return pos, labels, y
-
-
-def _cell(c, x, y, variant, extra_class="", title_extra=""):
-    mt = pageblock_mt(c) if c is not None else None
-    s = c["sources"] if c is not None else {}
-    cls = ["pb", f"mt-{mt}" if mt is not None else "absent"]
-    disagree = c is not None and pageblock_disagrees(c)
-    if disagree:
-        cls.append("disagree")
-    if extra_class:
-        cls.append(extra_class)
-    if c is None:
-        title = "absent"
-    else:
-        title = f"{c['key']}: " + ", ".join(
-            f"{k} {mt_name(s[k])}" for k in s) + \
-            (f" - DISAGREE{': ' + c['reason'] if c.get('reason') else ''}" if disagree else "")
-    title += title_extra
-    out = [f'<rect class="{" ".join(cls)}"' + _attrs(
-        x=x, y=y, width=CELL, height=CELL, fill=mt_colour(mt), data_variant=variant,
-        data_key=c["key"] if c else None, data_mt=mt,
-        data_gdb=s.get("gdb_bitmap") if c else None,
-        data_disagree="1" if disagree else None) + f"><title>{ESC(title)}</title></rect>"]
-    if disagree and s.get("gdb_bitmap") is not None:
-        # the lower right half in gdb's colour: both types are visible
-        out.append(f'<polygon class="pb-gdb" points="{x + CELL},{y} {x + CELL},{y + CELL} '
-                   f'{x},{y + CELL}" fill="{mt_colour(s["gdb_bitmap"])}" '
-                   f'pointer-events="none"/>')
-    if mt is not None and mt not in MIGRATETYPES:
-        out.append(f'<text x="{x + CELL / 2}" y="{y + CELL - 3}" text-anchor="middle" '
-                   f'style="font-size:9px">{mt}</text>')
-    return out
-
-
-def pageblock_map(name, v, columns=COLUMNS):
-    rows = pageblocks(v)
-    if not rows:
-        return f'<p class="nomap" data-variant="{ESC(name)}">{ESC(name)}: no pageblocks.</p>'
-    pos, labels, height = _layout(rows, columns)
-    width = LABEL_W + columns * PITCH
-    bad = sum(pageblock_disagrees(c) for c in rows)
-    out = [f'<figure class="pbmap" data-variant="{ESC(name)}" data-cells="{len(rows)}">',
-           f"<figcaption>{ESC(name)}: {len(rows)} pageblocks, "
-           f"{bad} where module and gdb disagree</figcaption>",
-           f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           f'role="img" aria-label="pageblock map of {ESC(name)}">']
-    for z, y in labels:
-        out.append(f'<text x="0" y="{y + 11}">{ESC(z)}</text>')
-    for c in rows:
-        out += _cell(c, *pos[c["key"]], name)
-    out.append("</svg></figure>")
-    return "\n".join(out)
-
-
-def _legend(rows_all):
-    seen = sorted({pageblock_mt(c) for c in rows_all} - {None})
-    items = []
-    for mt in sorted(set(MIGRATETYPES) & set(range(4)) | set(seen)):
-        items.append(f'<span class="sw" style="background:{mt_colour(mt)}"></span>'
-                     f"{ESC(mt_name(mt))}"
-                     f"{f' ({mt})' if mt in MIGRATETYPES else ''}")
-    items.append(f'<span class="sw" style="background:#fff;border:3px solid '
-                 f'{DISAGREE_COLOUR}"></span>module and gdb disagree (lower right half: '
-                 f"gdb's type)")
-    return '<p class="legend">' + "".join(items) + "</p>"
-
-
-def ab_view(a, va, b, vb, columns=COLUMNS):
-    ra, rb = {c["key"]: c for c in pageblocks(va)}, {c["key"]: c for c in pageblocks(vb)}
-    keys = list(ra) + [k for k in rb if k not in ra]
-    rows = [ra.get(k) or rb[k] for k in keys]
-    pos, labels, height = _layout(rows, columns)
-    differ = [k for k in keys if (pageblock_mt(ra[k]) if k in ra else None)
-              != (pageblock_mt(rb[k]) if k in rb else None)]
-    width = LABEL_W + columns * PITCH
-    out = [f'<figure class="ab" data-a="{ESC(a)}" data-b="{ESC(b)}" '
-           f'data-differ="{len(differ)}">',
-           f"<figcaption>{ESC(a)} (left) and {ESC(b)} (right): {len(differ)} of {len(keys)} "
-           f"pageblocks differ in type</figcaption>", '<div class="figs">']
-    for name, side in ((a, ra), (b, rb)):
-        out.append(f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" '
-                   f'height="{height + 16}" class="ab-side" data-variant="{ESC(name)}">')
-        out.append(f'<text x="{LABEL_W}" y="11" style="font-weight:bold">{ESC(name)}</text>')
-        for z, y in labels:
-            out.append(f'<text x="0" y="{y + 27}">{ESC(z)}</text>')
-        for k in keys:
-            x, y = pos[k]
-            diff = k in differ
-            c = side.get(k)
-            cell = _cell(c, x, y + 16, name, "ab-diff" if diff else "",
-                         " - differs between the two variants" if diff else "")
-            if c is None:      # keep the key on an absent cell so both sides line up
-                cell[0] = cell[0].replace("<rect ", f'<rect data-key="{ESC(k)}" ', 1)
-            out += cell
-            if diff:
-                out.append(f'<circle class="ab-mark" cx="{x + CELL / 2}" '
-                           f'cy="{y + 16 + CELL / 2}" r="3" pointer-events="none"/>')
-        out.append("</svg>")
-    out.append("</div>")
-    if differ:
-        out.append(_table(["pageblock", a, b],
-                          [[k, mt_name(pageblock_mt(ra[k]) if k in ra else None),
-                            mt_name(pageblock_mt(rb[k]) if k in rb else None)]
-                           for k in differ]))
-    out.append("</figure>")
-    return "\n".join(out)
-
-
-# --- charts --------------------------------------------------------------
-
-def scenario_tasks(v):
-    return [c for c in of_variant(v) if c["kind"] == "prio" and "scenario" in c["sources"]]
-
-
-def prio_chart(name, v):
-    rows = scenario_tasks(v)
-    if not rows:
-        return f"<p>{ESC(name)}: no scenario tasks.</p>"
-    values = [x for c in rows for x in (c["sources"].get("module"), c["sources"].get("gdb"),
-                                        c["sources"].get("scenario")) if isinstance(x, int)]
-    lo, hi = min([-105] + values), max([40] + values)
-    top, plot_h, left, step = 14, 220, 40, 40
-    width, height = left + step * len(rows) + 10, top + plot_h + 50
-
-    def ypos(p):
-        return top + (hi - p) * plot_h / (hi - lo)
-
-    out = [f'<figure class="prio" data-variant="{ESC(name)}">',
-           f"<figcaption>{ESC(name)}: task_prio() of the scenario tasks</figcaption>",
-           f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}">']
-    for tick in range(-100, hi + 1, 20):
-        if tick < lo:
-            continue
-        y = ypos(tick)
-        out.append(f'<line x1="{left - 4}" x2="{width}" y1="{y:.1f}" y2="{y:.1f}" '
-                   f'stroke="#e4e4e4"/><text x="{left - 6}" y="{y + 4:.1f}" '
-                   f'text-anchor="end">{tick}</text>')
-    for i, c in enumerate(rows):
-        s = c["sources"]
-        cx = left + step * i + step / 2
-        bad = c.get("agree") is False
-        out.append(f'<g class="task{" prio-mismatch" if bad else ""}"'
-                   + _attrs(data_key=c["key"], data_module=s.get("module"),
-                            data_gdb=s.get("gdb"), data_expected=s.get("scenario")) + ">")
-        out.append(f"<title>{ESC(label(c))}: {ESC(sources_text(c))}"
-                   f"{ESC(' - ' + c['reason']) if c.get('reason') else ''}</title>")
-        if bad:
-            out.append(f'<rect x="{cx - step / 2 + 1}" y="{top}" width="{step - 2}" '
-                       f'height="{plot_h}" fill="#fde8e8"/>')
-        if isinstance(s.get("scenario"), int):
-            y = ypos(s["scenario"])
-            out.append(f'<line x1="{cx - 14}" x2="{cx + 14}" y1="{y:.1f}" y2="{y:.1f}" '
-                       f'stroke="#555" stroke-width="3"/>')
-        if isinstance(s.get("module"), int):
-            out.append(f'<circle cx="{cx - 5}" cy="{ypos(s["module"]):.1f}" r="4.5" '
-                       f'fill="#0072b2"/>')
-        if isinstance(s.get("gdb"), int):
-            y = ypos(s["gdb"])
-            out.append(f'<rect x="{cx + 1}" y="{y - 4:.1f}" width="8" height="8" fill="none" '
-                       f'stroke="#e69f00" stroke-width="2"/>')
-        out.append(f'<text x="{cx}" y="{top + plot_h + 14}" text-anchor="middle">'
-                   f'{ESC(c["key"].replace("pid ", ""))}</text>')
-        out.append(f'<text x="{cx}" y="{top + plot_h + 27}" text-anchor="middle" '
-                   f'style="font-size:9px">{ESC(fmt(s.get("scenario")))}</text>')
-        out.append("</g>")
-    out.append(f'<text x="{left}" y="{height - 6}">pid (expected below it); blue dot: module, '
-               f"orange square: gdb, grey bar: scenario</text>")
-    out.append("</svg></figure>")
-    return "\n".join(out)
-
-
-STEPS = stepnames.TIMED
-
-
-def timing_chart(report):
-    timed = timings.per_variant(report)
-    bars = []
-    for name in report["variants"]:
-        t = timed.get(name, {})
-        bars.append((name, [(s, t.get(s)) for s in STEPS if isinstance(t.get(s), (int, float))]))
-    total = max([sum(x for _, x in b) for _, b in bars] + [0])
-    if not total:
-        return "<p>No timings recorded.</p>"
-    left, span, bar_h = 90, 700, 20
-    height = len(bars) * (bar_h + 8) + 10
-    out = ['<figure class="timings">', "<figcaption>seconds per step</figcaption>",
-           f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + span + 70}" '
-           f'height="{height}">']
-    for i, (name, steps) in enumerate(bars):
-        y = 4 + i * (bar_h + 8)
-        out.append(f'<text x="0" y="{y + 14}">{ESC(name)}</text>')
-        x = left
-        for s, secs in steps:
-            w = secs * span / total
-            out.append(f'<rect class="step" x="{x:.1f}" y="{y}" width="{w:.1f}" '
-                       f'height="{bar_h}" fill="{STEP_COLOURS[s]}"' +
-                       _attrs(data_variant=name, data_step=s, data_seconds=secs) +
-                       f"><title>{ESC(name)} {s}: {secs} s</title></rect>")
-            x += w
-        out.append(f'<text x="{x + 4:.1f}" y="{y + 14}">'
-                   f'{sum(x for _, x in steps):.1f} s</text>')
-    out.append("</svg>")
-    out.append('<p class="legend">' + "".join(
-        f'<span class="sw" style="background:{STEP_COLOURS[s]}"></span>{stepnames.label(s)}'
-        for s in STEPS) + "</p>")
-    out.append(_table(*timings.table(report)))
-    out.append(f"<p>{ESC(timings.run_line(report))}</p></figure>")
-    return "\n".join(out)
 
 
 # --- tables --------------------------------------------------------------
@@ -364,12 +87,12 @@ def _seeds(report):
     if not rows:
         return "<p>No seed evaluation.</p>"
     return _table(["seed", "patch", "status in the port", "runtime evidence", "variants",
-                   "claims of the seed patch", "checks agree", "holds"],
+                   "claims of the seed patch", "checks", "holds"],
                   [[r["seed"], r["title"], r["status"], r["why"], ", ".join(r["variants"]),
                     "; ".join(r.get("claims") or ()) + (
                         " (superseded, not checked)" if r.get("claims") and
                         not r.get("claims_checked", True) else "") or "-",
-                    f"{r['agree']}/{r['checks']}",
+                    tally.seed_text(r),
                     "not run" if r["holds"] is None else ("yes" if r["holds"] else "NO")]
                    for r in rows],
                   ["bad" if r["holds"] is False else "" for r in rows])

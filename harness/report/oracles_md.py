@@ -1,8 +1,8 @@
 """report.md's Oracles section: each source labelled by what it shares with the
-module (harness/oracles/labels.py), then each variant's vmcore."""
+module (harness/checks/labels.py), then each variant's vmcore."""
 
-from . import mdtables
-from ..oracles.labels import REQUIRED, table
+from .. import mdtables
+from ..checks.labels import REQUIRED, table
 
 
 def markdown(report):

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from .. import paths
+from . import tally
 from .jsonrows import label, of_variant, sources_text
 
 REPORT_FILES = ("report.md", "report.html", "report.json", "report.ktap")
@@ -59,16 +60,14 @@ def lines(report, rundir):
     out = [f"run {report.get('run_id')}: verdict {report.get('verdict')}  "
            f"({report.get('started')} .. {report.get('finished')}, "
            f"KASLR {'on' if report.get('kaslr') else 'off'})", ""]
-    out.append(f"{'variant':<12} {'mode':<10} {'symbols':>8} {'agree/checked':>14} "
+    out.append(f"{'variant':<12} {'mode':<10} {'symbols':>8} {'agree':>7} "
                f"{'disagree':>8} {'unchecked':>9}  verdict")
     for name, v in report["variants"].items():
         c = v.get("counts") or {}
-        checked = c.get("symbols", 0) + c.get("values", 0) - c.get("unchecked", 0)
-        agree = c.get("symbols_agree", 0) + c.get("values_agree", 0)
+        t = tally.of_counts(c)
         out.append(f"{name:<12} {str(v.get('module_mode')):<10} "
                    f"{c.get('symbols_agree', 0):>4}/{c.get('symbols', 0):<3} "
-                   f"{agree:>7}/{checked:<6} {checked - agree:>8} {c.get('unchecked', 0):>9}  "
-                   f"{_verdict(v)}")
+                   f"{t.agree:>7} {t.disagree:>8} {t.unchecked:>9}  {_verdict(v)}")
     out.append("")
     problems = []
     for name, v in report["variants"].items():
@@ -85,7 +84,7 @@ def lines(report, rundir):
     for r in report.get("seeds") or []:
         if r.get("holds") is False:
             problems.append(f"seed {r['seed']} does not hold: {r['title']} "
-                            f"({r['agree']}/{r['checks']} checks agree)")
+                            f"(checks: {tally.seed_text(r)})")
     for r in report.get("across") or []:
         if r.get("flagged"):
             vals = "; ".join(f"{n}: {x}" for n, x in r["values"].items())

@@ -7,7 +7,7 @@ second table below the first rather than a wider one.
 """
 
 from .. import steps
-from . import mdtables
+from .. import mdtables
 
 
 def per_variant(report):

@@ -11,9 +11,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from .. import paths, run as runmod
+from .. import paths, variantjob
 from ..errors import HarnessError
-from ..guest import dataport, kaslr
+from ..guest import dataport
 from ..guest.qemu import QemuSession
 from ..oracles import gdb
 from ..prepare import initramfs, kernel, module, symcheck
@@ -70,9 +70,7 @@ def prepare(variant, opts, vdir):
 def arm(vm, variant, tree, ko, vdir, opts):
     """Wait for the guest to load the module; write gdb-in.json; return its Live."""
     early = dataport.parse(vm.wait_armed(), partial=True)
-    text_addr = early.ktext[0].addr if early.ktext else None
-    slide = kaslr.slide(tree.vmlinux, text_addr)
-    claims = runmod.probe_claims(early, ko, variant.name)
+    claims, slide = variantjob.probe_claims(variant, tree, ko, early, opts, {})
     (vdir / "gdb-in.json").write_text(json.dumps(gdb.gdb_claims(claims)[0], indent=1))
     return Live(variant, tree, ko, vdir, claims, slide, opts)
 

@@ -1,16 +1,16 @@
-"""The rows of a live guest, from run's own code: harness/run.py judge() on the
-data port, gdb's reading (written by `ksymlab rows` in gdbscripts/ksymlab_session.py)
-and drgn's reading of the vmcore taken at the first snapshot; symcheck's rows and
-the seed claims as run adds them. The LTTng boot's rows are not among them."""
+"""The rows of a live guest, from run's own code: variantjob.compare() on the data
+port, gdb's reading (written by `ksymlab rows` in gdbscripts/ksymlab_session.py) and
+drgn's reading of the vmcore taken at the first snapshot, made a VariantResult by
+variantjob.probe_result() with symcheck's rows, and the seed claims as run_job adds
+them. The LTTng boot's rows are not among them (`run --lttng` boots it apart)."""
 
 import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Optional, Tuple
 
-from .. import run as runmod
+from .. import variantjob
 from ..checks import seedclaims, seeds
-from ..checks.symbols import compare_symcheck
 from ..errors import HarnessError
 from ..guest import dataport
 from ..oracles import drgn, gdb
@@ -25,22 +25,20 @@ class Live:
     tree: Any                       # the built tree
     ko: Path                        # the probe module
     vdir: Path                      # runs/<id>/<variant>/
-    claims: Mapping[str, Any]       # what gdb and drgn read (run.probe_claims)
+    claims: Mapping[str, Any]       # what gdb and drgn read (variantjob.probe_claims)
     slide: int                      # the KASLR slide
     opts: Any                       # RunOptions
     dumped: Optional[Mapping[str, Any]] = None     # vmcore.take() at the first snapshot
 
 
 def gdb_reading(live):
-    """gdb.json as gdb wrote it, refused names added as a run adds them (GdbSession)."""
+    """gdb.json as gdb wrote it, refused names added as a run's GdbSession adds them."""
     path = live.vdir / "gdb.json"
     try:
         result = json.loads(path.read_text())
     except (OSError, ValueError) as e:
         raise HarnessError("verify", f"{path}: {e}") from None
-    reader = gdb.GdbSession(live.tree, None, live.claims, live.vdir, slide=live.slide)
-    reader.refused = gdb.gdb_claims(live.claims)[1]
-    reader._add_refused(result)
+    gdb.add_refused(result, live.claims, gdb.gdb_claims(live.claims)[1])
     return GdbReading.parse(result, str(path))
 
 
@@ -50,11 +48,12 @@ def checks(live):
     truth = gdb_reading(live)
     drgn_truth = drgn.read(live.dumped, live.tree, live.claims, live.vdir,
                            live.variant.name, live.slide, keep=live.opts.keep_vmcore)
-    found = runmod.judge(data, truth, drgn_truth, live.variant, live.opts)
-    findings = symcheck.findings(live.ko, live.tree)
+    g = variantjob.GuestReading(live.claims, data, truth, drgn_truth)
+    found = variantjob.compare(live.variant, g, live.opts)
+    result = variantjob.probe_result(live.variant, live.tree, found,
+                                     symcheck.findings(live.ko, live.tree))
     claims = seedclaims.variant_checks(live.tree, live.variant, seeds.superseded())
-    return (tuple(found.symbols) + tuple(found.values)
-            + tuple(compare_symcheck(findings, live.variant.module_mode)) + tuple(claims))
+    return tuple(result.symbols) + tuple(result.values) + tuple(claims)
 
 
 def row_dicts(rows) -> Tuple[dict, ...]:

@@ -46,7 +46,7 @@ from pathlib import Path
 import pytest
 
 from harness import paths
-from harness.checks.model import Check
+from harness.model.results import Check
 
 # A cold default run builds the four 6.1 trees and three LTTng builds first:
 # 1,990 s on the slower machine (docs/costs.md); about twice that as a bound.

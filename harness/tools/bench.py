@@ -215,6 +215,21 @@ def bench_json(rows, ratio_rows, icount, cold_skipped):
             "rows": icount}
 
 
+def icount_runs(names, runs_root):
+    """Two -icount runs of the variants: ([{variant: figures}], the first run's
+    error or None, the last run directory)."""
+    results, rundir = [], None
+    for _attempt in (1, 2):
+        _status, rundir, err = run(list(names), RunOptions.from_env(runs_root=runs_root,
+                                                                    bench=ROUNDS))
+        if err is not None:
+            print(err.one_line(), file=sys.stderr)
+            return results, err, rundir
+        rep = json.loads((rundir / "report.json").read_text())
+        results.append({n: figures(v) for n, v in rep["variants"].items()})
+    return results, None, rundir
+
+
 # ---------------------------------------------------------------- main
 
 def main(argv=None):
@@ -246,17 +261,7 @@ def main(argv=None):
 
     # A failed -icount run does not throw away the cold figures: the table is
     # still printed, and the exit status is the run's.
-    results, failed, rundir = [], None, None
-    for attempt in (1, 2):
-        status, rundir, err = run(list(names), RunOptions.from_env(runs_root=runs_root,
-                                                                   bench=ROUNDS))
-        if err is not None:
-            print(err.one_line(), file=sys.stderr)
-            failed = err
-            break
-        rep = json.loads((rundir / "report.json").read_text())
-        results.append({n: figures(v) for n, v in rep["variants"].items()})
-
+    results, failed, rundir = icount_runs(names, runs_root)
     wall, status, warm_dir = warm_make_run(runs_root, names)
     report = None
     if warm_dir and (warm_dir / "report.json").is_file():

@@ -23,7 +23,6 @@ to mutants.json and mutants.md in the output directory.
 import argparse
 import json
 import os
-import re
 import shlex
 import shutil
 import subprocess
@@ -39,6 +38,8 @@ from ..prepare.tree import tree_key
 from .. import paths
 from ..errors import EXIT, HarnessError
 from ..progress import say
+from .mutants_md import KIND_HEAD, MUTANT_HEAD, tables, text_table, why, write_report
+from .patchedit import mutate, recount
 
 CATALOGUE = paths.REPO / "mutants" / "catalogue.toml"
 
@@ -108,61 +109,6 @@ def load(path=CATALOGUE):
 
 
 # ---------------------------------------------------------------- applying
-
-def mutate(text, edits, what="file"):
-    """`text` with every (find, replace) applied; each find must occur exactly once."""
-    for find, repl in edits:
-        count = text.count(find)
-        if count != 1:
-            raise HarnessError("mutant", f"{what}: {find.strip()[:60]!r} occurs {count} times, "
-                               "not once")
-        text = text.replace(find, repl)
-    return text
-
-
-HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@(.*)$")
-
-
-def _hunk_end(lines, i):
-    """Does line i end a hunk body: the next file's header, or format-patch's
-    signature ("-- " then the git version)?"""
-    ln = lines[i]
-    if ln.startswith(("--- a/", "+++ b/", "--- /dev/null", "+++ /dev/null")):
-        return True
-    return ln == "-- " and (i + 1 == len(lines) or re.match(r"\d+\.\d+", lines[i + 1]))
-
-
-def recount(patch):
-    """A unified diff with every hunk header recounted from its body, the new-side
-    start shifted by the lines earlier hunks of the file gained or lost, and hunks
-    left with no change dropped: what an edited patch needs to apply again."""
-    lines = patch.split("\n")
-    out, i, shift = [], 0, 0
-    while i < len(lines):
-        ln = lines[i]
-        if ln.startswith("diff --git "):
-            shift = 0
-        m = HUNK.match(ln)
-        if not m:
-            out.append(ln)
-            i += 1
-            continue
-        body = []
-        i += 1
-        while i < len(lines) and lines[i][:1] in (" ", "+", "-", "\\") and \
-                not _hunk_end(lines, i):
-            body.append(lines[i])
-            i += 1
-        old = sum(b[:1] in (" ", "-") for b in body)
-        new = sum(b[:1] in (" ", "+") for b in body)
-        if not any(b[:1] in ("+", "-") for b in body):
-            continue                  # nothing left to change: git apply needs no such hunk
-        start = int(m.group(1))
-        out.append(f"@@ -{start},{old} +{start + shift},{new} @@{m.group(3)}")
-        out += body
-        shift += new - old
-    return "\n".join(out)
-
 
 def module_copy(m, dest):
     """probe-module/ copied to `dest` with the mutant's edits; returns `dest`."""
@@ -238,17 +184,6 @@ def decide(m, report, baseline=frozenset(), exit_status=None, seconds=0.0, run=N
         return Outcome(status="wrong-kind", **base)
     return Outcome(status="survived", **base)
 
-
-def kill_rates(outcomes):
-    """{kind: (mutants, killed)} in catalogue order of kinds."""
-    rates = {}
-    for o in outcomes:
-        n, k = rates.get(o.kind, (0, 0))
-        rates[o.kind] = (n + 1, k + (o.status == "killed"))
-    return rates
-
-
-# ---------------------------------------------------------------- running
 
 def _report(runs):
     try:
@@ -351,65 +286,6 @@ def run_baselines(keys, out, extra=()):
     return failed, trees
 
 
-# ---------------------------------------------------------------- reporting
-
-def _why(o):
-    if o.status == "killed":
-        return ", ".join(o.killers[:2]) + (f" (+{len(o.killers) - 2})" if len(o.killers) > 2
-                                           else "")
-    if o.status == "wrong-kind":
-        seeds = f"seed row(s) {', '.join(o.seeds)} do not hold" if o.seeds else ""
-        if not o.others:
-            return f"no check failed; {seeds}" if seeds else "no check failed"
-        return "failed only on " + ", ".join(o.others[:2]) + (f"; {seeds}" if seeds else "")
-    if o.status in ("crashed", "invalid"):
-        return (o.error or "")[:90]
-    return "needs: " + o.needs if o.needs else "no check of its kind failed"
-
-
-def tables(outcomes):
-    """(kind rows, mutant rows) for the text and Markdown tables."""
-    kinds = [[k, str(n), str(killed), f"{100 * killed / n:.0f} %"]
-             for k, (n, killed) in kill_rates(outcomes).items()]
-    total = len(outcomes)
-    killed = sum(o.status == "killed" for o in outcomes)
-    kinds.append(["all", str(total), str(killed), f"{100 * killed / total:.0f} %" if total
-                  else "-"])
-    rows = [[o.id, o.kind, o.what, o.status, _why(o), f"{o.seconds:.0f}"] for o in outcomes]
-    return kinds, rows
-
-
-KIND_HEAD = ["kind", "mutants", "killed", "kill rate"]
-MUTANT_HEAD = ["mutant", "kind", "bug", "result", "killed by / why it lives", "s"]
-
-
-def _text_table(head, rows):
-    widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
-    fmt = "  ".join(f"{{:{w}}}" for w in widths)
-    return "\n".join([fmt.format(*head), fmt.format(*("-" * w for w in widths))] +
-                     [fmt.format(*r) for r in rows])
-
-
-def write_report(out, outcomes, meta):
-    kinds, rows = tables(outcomes)
-    (out / "mutants.json").write_text(json.dumps(
-        {**meta, "kill_rates": {k: {"mutants": n, "killed": killed}
-                                for k, (n, killed) in kill_rates(outcomes).items()},
-         "mutants": [o.to_json() for o in outcomes]}, indent=1) + "\n")
-    md = ["# Mutants", "", f"Catalogue `{meta['catalogue']}`, variant runs under `{out}`; "
-          f"{meta['seconds']:.0f} s in all.", "", "## Kill rate per kind", ""]
-    md += _md(KIND_HEAD, kinds)
-    md += ["", "## Every mutant", ""]
-    md += _md(MUTANT_HEAD, rows)
-    (out / "mutants.md").write_text("\n".join(md) + "\n")
-
-
-def _md(head, rows):
-    esc = [[str(x).replace("|", "\\|") for x in r] for r in rows]
-    return ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)] + \
-        ["| " + " | ".join(r) + " |" for r in esc]
-
-
 # ---------------------------------------------------------------- command line
 
 def select(mutants, only=None, kind=None, target=None):
@@ -482,16 +358,16 @@ def _run(chosen, args):
     for i, m in enumerate(chosen, 1):
         say("mutants", f"[{i}/{len(chosen)}] {m.id} ({m.kind}, {m.target})")
         o = run_mutant(m, out, baseline, args.keep_trees, frozenset(trees), extra)
-        say("mutants", f"[{i}/{len(chosen)}] {m.id}: {o.status} - {_why(o)}")
+        say("mutants", f"[{i}/{len(chosen)}] {m.id}: {o.status} - {why(o)}")
         outcomes.append(o)
     meta = {"catalogue": str(args.catalogue), "seconds": round(time.monotonic() - t0, 1),
             "run_args": args.run_args,
             "baseline_failing": {v: sorted(f) for v, f in baseline.items()}}
     write_report(out, outcomes, meta)
     kinds, rows = tables(outcomes)
-    print(_text_table(KIND_HEAD, kinds))
+    print(text_table(KIND_HEAD, kinds))
     print()
-    print(_text_table(MUTANT_HEAD, rows))
+    print(text_table(MUTANT_HEAD, rows))
     print(f"\nreport: {out / 'mutants.md'} and mutants.json")
     return 0 if all(o.status == "killed" for o in outcomes) else 1
 

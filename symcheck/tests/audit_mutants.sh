@@ -27,7 +27,7 @@ mutant() {   # name file sed-expression [test file]
         survived=1
         return
     fi
-    out=$(SYMCHECK_BIN="$T/m/build/symcheck" $PY -m pytest -q -p no:cacheprovider "$tests" 2>&1)
+    out=$(SYMCHECK_BIN="$T/m/build/symcheck" $PY -m pytest --strict-markers -q -p no:cacheprovider "$tests" 2>&1)
     if [ $? -eq 0 ]; then
         echo "SURVIVED $name"
         survived=1

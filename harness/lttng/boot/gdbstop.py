@@ -8,12 +8,61 @@ records syscall_entry_sethostname, and gdb stops the guest in the handler and
 reads every task's prio, the block class and global_wb_domain. That event marks
 in the trace the instant gdb read (harness/lttng/boot/trace.py `stop`)."""
 
+from dataclasses import dataclass
+from typing import Mapping, Optional, Tuple
+
 from ...errors import HarnessError
 from ...oracles.gdb import GDB_TIMEOUT, GdbSession
+from ...oracles.readings import (INT, STR, BlockClassDevice, GdbTask, _f, _Parsed, list_of,
+                                 map_of, optional, record)
 
 ARM = "KSYMLAB-LTTNG-ARM"
 BREAKPOINT = "__x64_sys_sethostname"     # arch/x86 syscall wrapper (6.1, 6.12)
 STOP_EVENT = "syscall_entry_sethostname"
+
+
+@dataclass(frozen=True)
+class StopFrame:
+    """Where gdb stopped the guest: the breakpoint's frame and the current task."""
+    function: str = _f(STR)         # the frame's function: BREAKPOINT
+    pc: int = _f(INT)
+    pid: int = _f(INT)              # get_current_task(0)->pid: the task that called
+    comm: str = _f(STR)
+
+
+@dataclass(frozen=True)
+class WbDomain:
+    """global_wb_domain (struct wb_domain) as gdb read it."""
+    dirty_limit: int = _f(INT)
+    dirty_limit_tstamp: int = _f(INT)
+    address: Optional[int] = _f(optional(INT))     # &global_wb_domain
+
+
+@dataclass(frozen=True)
+class IrqAction:
+    """One action of an allocated interrupt (irq_desc.action list)."""
+    irq: int = _f(INT)
+    chip: Optional[str] = _f(optional(STR))        # irq_data.chip->name; None: unnamed
+    action: str = _f(STR)                          # irqaction.name ("" without one)
+
+
+@dataclass(frozen=True)
+class GdbStop(_Parsed):
+    """gdb.json of the LTTng boot (gdbscripts/ksymlab_lttng.py): guest memory at the
+    stop in BREAKPOINT. The rows read its attributes, never its JSON keys."""
+    STEP = "gdb"
+    SOURCE = "gdb.json"
+    stop: StopFrame = _f(record(StopFrame))
+    tasks: Mapping[str, GdbTask] = _f(map_of(record(GdbTask)))     # by pid, as a string
+    block_class: Tuple[BlockClassDevice, ...] = _f(list_of(record(BlockClassDevice)))
+    global_wb_domain: WbDomain = _f(record(WbDomain))
+    irq_actions: Tuple[IrqAction, ...] = _f(list_of(record(IrqAction)))
+    jiffies: int = _f(INT)
+    notes: Tuple[str, ...] = _f(list_of(STR), default=())
+
+    def task(self, pid):
+        """The GdbTask of `pid`, None when gdb did not see it."""
+        return self.tasks.get(str(pid))
 
 
 class LttngGdb(GdbSession):
@@ -23,17 +72,28 @@ class LttngGdb(GdbSession):
     def __init__(self, tree, socket_path, workdir, timeout=GDB_TIMEOUT):
         super().__init__(tree, socket_path, {"breakpoint": BREAKPOINT}, workdir,
                          timeout=timeout)
+        self.reading = None
 
     def summary(self, result):
-        wb = result["global_wb_domain"]
-        return (f"stopped in {result['stop']['function']} (pid {result['stop']['pid']}): "
-                f"{len(result['tasks'])} tasks, {len(result['block_class'])} block devices, "
-                f"global_wb_domain.dirty_limit {wb['dirty_limit']}")
+        """The line GdbSession.finish says; parses `result` (gdb.json) into a GdbStop
+        first, so a bad reading is one gdb error naming its key."""
+        try:
+            self.reading = r = GdbStop.parse(result, str(self.out_file))
+        except HarnessError as e:
+            raise HarnessError(e.step, e.message, self.log) from None
+        return (f"stopped in {r.stop.function} (pid {r.stop.pid}): {len(r.tasks)} tasks, "
+                f"{len(r.block_class)} block devices, "
+                f"global_wb_domain.dirty_limit {r.global_wb_domain.dirty_limit}")
+
+    def finish(self):
+        """The GdbStop gdb read."""
+        super().finish()
+        return self.reading
 
 
 def read_at_quiet_point(vm, tree, workdir, done):
-    """Wait for the guest's ARM, let gdb arm its breakpoint, say go; return what
-    gdb read at the stop. HarnessError when the guest faults (classified from
+    """Wait for the guest's ARM, let gdb arm its breakpoint, say go; return the
+    GdbStop gdb read. HarnessError when the guest faults (classified from
     the console, as run.py does under gdb) or gdb fails."""
     vm.expect_marker(ARM, "LTTng session recording")
     with LttngGdb(tree, vm.gdb_socket, workdir) as session:

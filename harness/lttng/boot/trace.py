@@ -1,10 +1,15 @@
 """Read an LTTng kernel trace with babeltrace2's Python bindings (python3-bt2, only
-under /usr/bin/python3) into a plain summary the checks compare; the summary is
-JSON, so unit tests feed doctored summaries without a trace."""
+under /usr/bin/python3) into a summary: read() gives its JSON (summary.json), and
+TraceSummary.parse() the typed record the checks read; unit tests feed doctored
+JSON summaries through the same parse, without a trace."""
 
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Mapping, Optional, Tuple
 
 from ...errors import HarnessError
+from ...oracles.readings import (INT, STR, _f, _Parsed, list_of, map_of, optional,
+                                 record)
 
 # The events whose values are checked; every other event is only counted.
 WRITEBACK = ("writeback_global_dirty_state", "writeback_balance_dirty_pages")
@@ -79,8 +84,8 @@ def add_event(out, name, ev):
                                "kstack": _addresses(ev, "callstack_kernel")})
 
 
-def summarize(trace_dir):
-    """The summary of the CTF trace under `trace_dir`."""
+def read(trace_dir):
+    """The JSON summary (summary.json) of the CTF trace under `trace_dir`."""
     try:
         import bt2
     except ImportError as e:
@@ -103,3 +108,94 @@ def summarize(trace_dir):
         raise HarnessError("verify", f"babeltrace2 cannot read {trace_dir}: "
                            f"{str(e).splitlines()[0] if str(e) else e!r}") from e
     return out
+
+
+def summarize(trace_dir):
+    """The TraceSummary of the CTF trace under `trace_dir`."""
+    return TraceSummary.parse(read(trace_dir))
+
+
+# ---- the summary as typed records (each a dict add_event() writes) ----
+
+OPT_INT = optional(INT)
+
+
+@dataclass(frozen=True)
+class Switch:
+    """One sched_switch: the prev task's tid and prio field, the next task's prio
+    field, and the prio context (None when the session has none)."""
+    prev_tid: Optional[int] = _f(OPT_INT)
+    prev_prio: Optional[int] = _f(OPT_INT)
+    prio: Optional[int] = _f(OPT_INT)
+    next_prio: Optional[int] = _f(OPT_INT, default=None)    # not in older summaries
+
+
+@dataclass(frozen=True)
+class BlockDevice:
+    """One lttng_statedump_block_device: its disk name and dev as MAJOR:MINOR."""
+    name: str = _f(STR)
+    dev: str = _f(STR)
+
+
+@dataclass(frozen=True)
+class IrqEvent:
+    """One lttng_statedump_interrupt: an action of an interrupt."""
+    irq: Optional[int] = _f(OPT_INT)
+    chip: Optional[str] = _f(optional(STR))
+    action: str = _f(STR)
+
+
+@dataclass(frozen=True)
+class PageAlloc:
+    gfp_flags: Optional[int] = _f(OPT_INT)
+    migratetype: Optional[int] = _f(OPT_INT)
+
+
+@dataclass(frozen=True)
+class Getppid:
+    """One syscall_entry_getppid and its callstack contexts, innermost frame first
+    (None: the event has no such context)."""
+    tid: Optional[int] = _f(OPT_INT)
+    stack: Optional[Tuple[int, ...]] = _f(optional(list_of(INT)))     # callstack-user
+    kstack: Optional[Tuple[int, ...]] = _f(optional(list_of(INT)), default=None)
+
+
+@dataclass(frozen=True)
+class UprobeHit:
+    tid: Optional[int] = _f(OPT_INT)
+    ip: Optional[int] = _f(OPT_INT)
+
+
+@dataclass(frozen=True)
+class WritebackRef:
+    """Which writeback event came last: its name and index in TraceSummary.writeback."""
+    event: str = _f(STR)
+    index: int = _f(INT)
+
+
+@dataclass(frozen=True)
+class Stop:
+    """One STOP_EVENT (where gdb stopped the guest) and the writeback events before it."""
+    tid: Optional[int] = _f(OPT_INT)
+    last_writeback: Optional[WritebackRef] = _f(optional(record(WritebackRef)))
+    last_balance_dirty_pages: Optional[int] = _f(OPT_INT)
+
+
+@dataclass(frozen=True)
+class TraceSummary(_Parsed):
+    """summary.json as a record; keys an older summary lacks default to empty."""
+    STEP = "verify"
+    SOURCE = "summary.json"
+    counts: Mapping[str, int] = _f(map_of(INT))
+    sched_switch: Tuple[Switch, ...] = _f(list_of(record(Switch)))
+    block: Tuple[BlockDevice, ...] = _f(list_of(record(BlockDevice)))
+    process_state: int = _f(INT)
+    # event -> its fields (WB_FIELDS) per event
+    writeback: Mapping[str, Tuple[Mapping[str, Optional[int]], ...]] = _f(
+        map_of(list_of(map_of(OPT_INT))))
+    page_alloc: Tuple[PageAlloc, ...] = _f(list_of(record(PageAlloc)))
+    getppid: Tuple[Getppid, ...] = _f(list_of(record(Getppid)))
+    irq: Tuple[IrqEvent, ...] = _f(list_of(record(IrqEvent)), default=())
+    uprobe: Tuple[UprobeHit, ...] = _f(list_of(record(UprobeHit)), default=())
+    discarded: int = _f(INT, default=0)
+    stops: Tuple[Stop, ...] = _f(list_of(record(Stop)), default=())

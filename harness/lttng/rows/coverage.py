@@ -8,33 +8,81 @@ kallsyms_lookup_name on >= 5.7, or nothing when built with
 CONFIG_LTTNG_KALLSYMS=n); global_wb_domain is a tracepoint argument when the
 writeback probe names it nowhere. "Feature" comes from this run's lttng:* rows."""
 
-import subprocess
+import re
+from enum import Enum
 from pathlib import Path
 
-from ...checks.model import Check
+from ...model.results import Check
+from ...proc import tool_output
 
-# name -> (the feature whose rows prove it, the LTTng feature in words)
+
+class Feature(Enum):
+    """An LTTng feature a looked-up name serves; the value is its words in the coverage
+    table (report.json's info.feature of an lttng-coverage row)."""
+    PRIO = "prio context"
+    CALLSTACK_USER = "callstack-user context"
+    CALLSTACK_KERNEL = "callstack-kernel context"
+    KMEM = "kmem probe (pageblock migratetype)"
+    WRITEBACK = "writeback dirty_limit/setpoint"
+    STATEDUMP_BLOCK = "statedump of block devices"
+    STATEDUMP_IRQ = "statedump of interrupts"
+    SPLICE = "splice of ring buffer to pipe"
+    NUMA_BUFFERS = "NUMA-aware buffer allocation"
+    MODULE_TRACEPOINTS_OLD = "module tracepoints on < 3.15 with signing"
+    UPROBE = "userspace probes"
+    KVM = "kvm probe fields"
+    VMALLOC_SYNC_OLD = "vmalloc sync (< 5.8)"
+    WRITEBACK_OLD = "writeback (< 4.2)"
+    KMEM_UBUNTU = "kmem (Ubuntu 3.13)"
+    UNKNOWN = "unknown to ksymlab: no row exercises it"
+
+    @property
+    def rows(self):
+        """The id of the lttng rows that prove it (a variant file's `lost` word, a key
+        of FEATURE_ROWS), None when no row exercises it."""
+        return _ROWS.get(self)
+
+    @classmethod
+    def of(cls, words):
+        """The Feature of report.json's words, None for words no Feature has."""
+        try:
+            return cls(words)
+        except ValueError:
+            return None
+
+
+_ROWS = {Feature.PRIO: "prio", Feature.CALLSTACK_USER: "callstack_user",
+         Feature.CALLSTACK_KERNEL: "callstack_kernel", Feature.KMEM: "kmem",
+         Feature.WRITEBACK: "writeback", Feature.STATEDUMP_BLOCK: "statedump_block",
+         Feature.STATEDUMP_IRQ: "statedump_irq", Feature.SPLICE: "splice",
+         Feature.UPROBE: "uprobe", Feature.KVM: "kvm"}
+
+# name -> the LTTng feature it serves
 NAMES = {
-    "task_prio": ("prio", "prio context"),
-    "stack_trace_save_user": ("callstack_user", "callstack-user context"),
+    "task_prio": Feature.PRIO,
+    "stack_trace_save_user": Feature.CALLSTACK_USER,
     # handed over through a variable (func_name), not a literal
-    "stack_trace_save": ("callstack_kernel", "callstack-kernel context"),
-    "get_pfnblock_flags_mask": ("kmem", "kmem probe (pageblock migratetype)"),
-    "global_wb_domain": ("writeback", "writeback dirty_limit/setpoint"),
-    "block_class": ("statedump_block", "statedump of block devices"),
-    "disk_type": ("statedump_block", "statedump of block devices"),
-    "irq_to_desc": ("statedump_irq", "statedump of interrupts"),
-    "splice_to_pipe": ("splice", "splice of ring buffer to pipe"),
-    "__vmalloc_node_range": (None, "NUMA-aware buffer allocation"),
-    "tracepoint_module_notify": (None, "module tracepoints on < 3.15 with signing"),
-    "uprobe_register": ("uprobe", "userspace probes"),
-    "uprobe_unregister": ("uprobe", "userspace probes"),
-    "kvm_x86_ops": ("kvm", "kvm probe fields"),
-    "vmalloc_sync_mappings": (None, "vmalloc sync (< 5.8)"),
-    "vmalloc_sync_all": (None, "vmalloc sync (< 5.8)"),
-    "global_dirty_limit": (None, "writeback (< 4.2)"),
-    "get_pageblock_flags_mask": (None, "kmem (Ubuntu 3.13)"),
+    "stack_trace_save": Feature.CALLSTACK_KERNEL,
+    "get_pfnblock_flags_mask": Feature.KMEM,
+    "global_wb_domain": Feature.WRITEBACK,
+    "block_class": Feature.STATEDUMP_BLOCK,
+    "disk_type": Feature.STATEDUMP_BLOCK,
+    "irq_to_desc": Feature.STATEDUMP_IRQ,
+    "splice_to_pipe": Feature.SPLICE,
+    "__vmalloc_node_range": Feature.NUMA_BUFFERS,
+    "tracepoint_module_notify": Feature.MODULE_TRACEPOINTS_OLD,
+    "uprobe_register": Feature.UPROBE,
+    "uprobe_unregister": Feature.UPROBE,
+    "kvm_x86_ops": Feature.KVM,
+    "vmalloc_sync_mappings": Feature.VMALLOC_SYNC_OLD,
+    "vmalloc_sync_all": Feature.VMALLOC_SYNC_OLD,
+    "global_dirty_limit": Feature.WRITEBACK_OLD,
+    "get_pageblock_flags_mask": Feature.KMEM_UBUNTU,
 }
+# A feature's status in the coverage table when the variant lost it, as the variant
+# file expects; OLD_LOST: the status an older report.json gave a lost feature.
+LOST = "lost (as expected)"
+OLD_LOST = re.compile(r"lost: no \w+ event")
 # Names a later release, or an LTTng series of ours, no longer looks up at all
 # (release or patches/lttng series -> name -> why).
 NOT_LOOKED_UP = {
@@ -52,8 +100,6 @@ INTERFACES = {
     "kvm_x86_ops": [("__SCT__kvm_x86_get_exit_info",
                      "export (static calls kvm_x86_get_exit_info, kvm_x86_get_segment_base)")],
 }
-# A name the modules hand to a resolver that NAMES does not know.
-UNKNOWN = (None, "unknown to ksymlab: no row exercises it")
 # A feature row's key prefix in checks.py (kstack.py for callstack_kernel).
 FEATURE_ROWS = {"prio": "prio/", "callstack_user": "ustack/", "callstack_kernel": "kstack/",
                 "kmem": "kmem/", "writeback": "writeback/", "statedump_block": "blockdev/",
@@ -100,17 +146,17 @@ def _undefined(kos):
     the edit loop's LTTng step for 43 modules, 0.2 s together)."""
     if not kos:
         return set()
-    p = subprocess.run(["nm", "-u", "-A", *map(str, kos)], capture_output=True, text=True)
-    return {line.split()[-1] for line in p.stdout.splitlines() if line.strip()}
+    out = tool_output("lttng", ["nm", "-u", "-A", *kos])
+    return {line.split()[-1] for line in out.splitlines() if line.strip()}
 
 
 def names(resolved=()):
     """The table's names: NAMES, then every other name the modules were found to hand
     to a resolver (symcheck audit's by-name findings, `resolved`), sorted."""
-    return {**NAMES, **{n: UNKNOWN for n in sorted(set(resolved) - set(NAMES))}}
+    return {**NAMES, **{n: Feature.UNKNOWN for n in sorted(set(resolved) - set(NAMES))}}
 
 
-def how(build_dir, kallsyms, version="2.13.9", series=None, resolved=()):
+def how(build_dir, kallsyms, version, series=None, resolved=()):
     """name -> how this build of LTTng `version` (with patches/lttng `series`) gets
     it, from its .ko files; `resolved`: names symcheck found handed to a resolver."""
     table = names(resolved)
@@ -139,17 +185,18 @@ def how(build_dir, kallsyms, version="2.13.9", series=None, resolved=()):
     return out
 
 
-def rows(build_dir, kallsyms, checks, lost=(), version="2.13.9", series=None, resolved=()):
+def rows(build_dir, kallsyms, checks, lost, version, series=None, resolved=()):
     """One lttng-coverage row per name: how, and the feature's runtime status."""
     methods = how(build_dir, kallsyms, version, series, resolved)
     out = []
-    for name, (feature, words) in names(resolved).items():
+    for name, served in names(resolved).items():
+        feature = served.rows
         if feature is None:
             status = "not exercised by the session"
         else:
             mine = [c for c in checks if c.key.startswith(FEATURE_ROWS[feature])]
             if feature in lost and all(c.agrees for c in mine):
-                status = "lost (as expected)"
+                status = LOST
             elif mine and all(c.agrees for c in mine):
                 status = WORKS.get(feature, "works (values agree with the oracles)")
             elif not mine:
@@ -157,5 +204,21 @@ def rows(build_dir, kallsyms, checks, lost=(), version="2.13.9", series=None, re
             else:
                 status = "wrong or missing (see the lttng rows)"
         out.append(Check("lttng-coverage", name, {"how": methods[name], "feature": status},
-                         None, {"feature": words}))
+                         None, {"feature": served.value}))
     return tuple(out)
+
+
+def lost_features(values):
+    """The Features the lttng-coverage rows among report.json's `values` give as lost
+    (LOST, or an older report's "lost: no <event> event"). A name the build cannot
+    resolve whose rows fail ("wrong or missing"), or that the session does not
+    exercise, is not lost."""
+    out = set()
+    for c in values:
+        if c.get("kind") != "lttng-coverage":
+            continue
+        status = str((c.get("sources") or {}).get("feature", ""))
+        feature = Feature.of((c.get("info") or {}).get("feature"))
+        if feature is not None and (status == LOST or OLD_LOST.fullmatch(status)):
+            out.add(feature)
+    return frozenset(out)

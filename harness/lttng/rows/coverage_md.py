@@ -3,7 +3,7 @@ every name LTTng 2.13.9 resolves by kallsyms x variant -> how this LTTng got it
 and what the run shows of the feature (each variant's LTTng release named)."""
 
 from ...errors import HarnessError
-from ...report import mdtables
+from ... import mdtables
 from ..supply import modbuild
 from ..boot import session
 from .coverage import NAMES
@@ -34,8 +34,8 @@ def coverage(variants):
                 per.setdefault(c["key"], {})[vname] = dict(c["sources"])
     if not per:
         return []
-    return [{"name": n, "feature": words, "variants": per.get(n, {})}
-            for n, (_, words) in NAMES.items()]
+    return [{"name": n, "feature": feature.value, "variants": per.get(n, {})}
+            for n, feature in NAMES.items()]
 
 
 def _has_fix(series):

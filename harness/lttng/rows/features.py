@@ -19,25 +19,25 @@ against oracles that do not go through LTTng:
   kmem             get_pfnblock_flags_mask  the kmem probe loads; migratetype = gfp bits
   statedump_irq    irq_to_desc           gdb's walk of the irq descriptors (allocated_irqs,
                                          irq_desc_tree or sparse_irqs) + /proc/interrupts
-`truth` is what gdb read when it stopped the guest (harness/lttng/boot/gdbstop.py),
-None when it read nothing: then every gdb source is missing and the rows fail.
+Every builder reads one Inputs (inputs.py): the TraceSummary, the GuestData,
+`truth`, the GdbStop gdb read when it stopped the guest (harness/lttng/boot/
+gdbstop.py), None when it read nothing: then every gdb source is missing and the
+rows fail.
 A feature listed in the variant's `lttng.lost` must be absent: present and
 right, the expectation is wrong (fails); absent and not listed, LTTng lost it
 (fails).
 """
 
 from dataclasses import replace
-from types import SimpleNamespace
 
 from ...checks.blockdev import partition_disk
-from ...checks.enums import Agreement
+from ...model.enums import Agreement
 from ...checks.confusions import pair
-from ...checks.model import Check
+from ...model.results import Check
 from ...checks.ustack import addresses, neighbours, stack_confusions
 from ...oracles.sched_prio import expected_prio
+from .inputs import Inputs
 
-FEATURES = ("prio", "callstack_user", "callstack_kernel", "statedump_block", "writeback", "kmem",
-            "statedump_irq", "uprobe", "splice")
 # Event kinds the session must record (each with a count row).
 EXPECTED_EVENTS = {
     "sched_switch": None, "lttng_statedump_process_state": None,
@@ -61,103 +61,93 @@ FTRACE_FIELDS = {
 }
 
 
-def lost_row(kind_key, feature, present, right, lost, why, sources, info=None):
-    """The verdict of one feature row under the expectation."""
-    kind, key = kind_key
-    if feature in lost:
-        if present:
-            return Check(kind, key, sources, False, info or {},
-                         f"expected lost on this variant ({why}), but LTTng recorded it")
-        return Check(kind, key, sources, True, info or {}, f"lost on this variant: {why}")
-    return Check(kind, key, sources, bool(present and right), info or {},
-                 None if present else f"LTTng recorded no {feature}: {why}")
-
-
-def _prio_confusions(task, right, mine):
+def _prio_confusions(gdb_task, right, mine):
     """A scenario task's prio against the fields LTTng's prio context could take instead,
     as gdb read them at its stop, and against the other task of each of its switches
     (checks/confusions.py); {} before gdb read them. normal_prio is not among them: the
     LTTng guest runs no PI chain, so a context that read it could not be told apart (the
     probe-module boot's audit covers it)."""
-    if right is None or task.get("static_prio") is None:
+    if right is None or gdb_task is None or gdb_task.static_prio is None:
         return {}
     # the context is the current task's (prev at the switch); the next task is another
-    nxt = [s.get("next_prio") for s in mine]
-    return {"static_prio": pair(right, task["static_prio"]),
-            "rt_priority": pair(right, task["rt_priority"]),
+    nxt = [s.next_prio for s in mine]
+    return {"static_prio": pair(right, gdb_task.static_prio),
+            "rt_priority": pair(right, gdb_task.rt_priority),
             "next_prio for the prio context": pair([right] * len(mine),
                                                    nxt if nxt and None not in nxt else None)}
 
 
-def prio_rows(summary, guest, lost, why, truth=None):
-    switches = summary["sched_switch"]
-    gdb_tasks = (truth or {}).get("tasks", {})
-    present = any(s["prio"] is not None for s in switches)
-    rows = []
-    for task in guest.get("task", []):
-        pid = task["pid"]
-        expect = expected_prio(task)
-        mine = [s for s in switches if s["prev_tid"] == pid]
-        ctx = sorted({s["prio"] for s in mine if s["prio"] is not None})
-        field = sorted({s["prev_prio"] for s in mine})
-        key = f"prio/{task['policy']}{task['value']}"
-        sources = {"scenario": expect,
-                   "lttng prio context": ctx[0] if len(ctx) == 1 else (ctx or None),
-                   "sched_switch prev_prio": field[0] if len(field) == 1 else (field or None),
-                   # a sleeping scenario task's prio does not change: gdb's read at
-                   # the stop is the prio of every switch recorded before it
-                   "gdb": gdb_tasks.get(str(pid), {}).get("prio")}
-        right = bool(mine) and ctx == [expect] and field == [expect] and \
-            sources["gdb"] == expect
-        info = {"pid": pid, "switches": len(mine), "confusions": _prio_confusions(
-            gdb_tasks.get(str(pid), {}), sources["gdb"], mine)}
-        if not mine:
-            rows.append(Check("lttng", key, sources, False, info,
-                              "no sched_switch of this task in the trace"))
-            continue
-        rows.append(lost_row(("lttng", key), "prio", bool(ctx), right, lost, why, sources,
-                              info))
-    if not guest.get("task"):
+def _one(values):
+    return values[0] if len(values) == 1 else (values or None)
+
+
+def _task_row(ctx, task):
+    """The lttng:prio/<policy><value> row of one scenario task."""
+    switches = ctx.summary.sched_switch
+    gdb_task = ctx.truth.task(task.pid) if ctx.truth else None
+    expect = expected_prio({"policy": task.policy, "value": task.value})
+    mine = [s for s in switches if s.prev_tid == task.pid]
+    ctx_prio = sorted({s.prio for s in mine if s.prio is not None})
+    field = sorted({s.prev_prio for s in mine})
+    key = f"prio/{task.policy}{task.value}"
+    sources = {"scenario": expect, "lttng prio context": _one(ctx_prio),
+               "sched_switch prev_prio": _one(field),
+               # a sleeping scenario task's prio does not change: gdb's read at
+               # the stop is the prio of every switch recorded before it
+               "gdb": gdb_task.prio if gdb_task else None}
+    right = bool(mine) and ctx_prio == [expect] and field == [expect] and \
+        sources["gdb"] == expect
+    info = {"pid": task.pid, "switches": len(mine),
+            "confusions": _prio_confusions(gdb_task, sources["gdb"], mine)}
+    if not mine:
+        return Check("lttng", key, sources, False, info,
+                     "no sched_switch of this task in the trace")
+    return ctx.expect("prio").row(key, bool(ctx_prio), right, sources, info)
+
+
+def prio_rows(ctx):
+    present = any(s.prio is not None for s in ctx.summary.sched_switch)
+    rows = [_task_row(ctx, task) for task in ctx.guest.task]
+    if not ctx.guest.task:
         rows.append(Check("lttng", "prio/tasks", {"guest": None}, False, {},
                           "the guest listed no scenario task"))
-    rows.append(lost_row(("lttng", "feature/prio"), "prio", present, present, lost, why,
-                          {"lttng": "context recorded" if present else None}))
+    rows.append(ctx.expect("prio").row("feature/prio", present, present,
+                                       {"lttng": "context recorded" if present else None}))
     return rows
 
 
-def ustack_rows(summary, guest, lost, why):
-    expect = sorted(guest.get("ustack-expect", []), key=lambda e: e["depth"])
-    rows = []
+def ustack_rows(ctx):
+    expect = sorted(ctx.guest.ustack_expect, key=lambda e: e.depth)
     if not expect:
         return [Check("lttng", "ustack/program", {"program": None}, False, {},
                       "the ustack program printed no return addresses")]
-    pid = expect[0]["pid"]
-    events = [e for e in summary["getppid"] if e["tid"] == pid]
-    stacks = [e["stack"] for e in events if e["stack"]]
+    rule = ctx.expect("callstack_user")
+    pid = expect[0].pid
+    events = [e for e in ctx.summary.getppid if e.tid == pid]
+    stacks = [list(e.stack) for e in events if e.stack]
     present = bool(stacks)
     stack = stacks[0] if stacks else []
-    walk = [w["ip"] for w in sorted(guest.get("ustack-walk", []), key=lambda w: w["idx"])
-            if w["pid"] == pid]
+    walk = [w.ip for w in sorted(ctx.guest.ustack_walk, key=lambda w: w.idx) if w.pid == pid]
+    rows = []
     for e in expect:
         # stack[0] is the user ip at the syscall; stack[d] the return address of depth d
-        got = stack[e["depth"]] if len(stack) > e["depth"] else None
-        sources = {"program": f"{e['ret']:#x}",
+        got = stack[e.depth] if len(stack) > e.depth else None
+        sources = {"program": f"{e.ret:#x}",
                    "lttng callstack_user": f"{got:#x}" if got is not None else None}
-        rows.append(lost_row(("lttng", f"ustack/depth{e['depth']}"), "callstack_user",
-                              present, got == e["ret"], lost, why, sources,
-                              {"pid": pid, "frames": len(stack), "events": len(events),
-                               "confusions": neighbours(walk, e["ret"])}))
+        rows.append(rule.row(f"ustack/depth{e.depth}", present, got == e.ret, sources,
+                             {"pid": pid, "frames": len(stack), "events": len(events),
+                              "confusions": neighbours(walk, e.ret)}))
     # The whole stack against the program's own frame-pointer walk (ustack-frames.h),
     # from a thread that is not the leader: one frame less or more, or the stack of
     # the thread group leader, is caught here (issue 25).
-    tgid = expect[0].get("tgid")
+    tgid = expect[0].tgid
     sources = {"program_walk": addresses(walk) or None,
                "lttng callstack_user": addresses(stack) or None}
-    row = lost_row(("lttng", "ustack/stack"), "callstack_user", present,
-                    bool(walk) and stack == walk and tgid is not None and tgid != pid,
-                    lost, why, sources, {"pid": pid, "tgid": tgid, "frames": len(stack),
-                                         "walked": len(walk),
-                                         "confusions": stack_confusions(pid, tgid, walk)})
+    row = rule.row("ustack/stack", present,
+                   bool(walk) and stack == walk and tgid is not None and tgid != pid,
+                   sources, {"pid": pid, "tgid": tgid, "frames": len(stack),
+                             "walked": len(walk),
+                             "confusions": stack_confusions(pid, tgid, walk)})
     if row.agreement is Agreement.DISAGREE and present and tgid == pid:
         row = replace(row, reason="the program's stack thread is its process's leader")
     rows.append(row)
@@ -167,18 +157,18 @@ def ustack_rows(summary, guest, lost, why):
 def _statedump_confusions(walk, walked, name):
     """A partition's dev_t against its disk's, by gdb's walk of the block class
     (checks/confusions.py); {} for a disk or a device gdb did not walk."""
-    disk = partition_disk(name, [SimpleNamespace(**d) for d in walk])
+    disk = partition_disk(name, walk)
     return {"the disk's for the partition's": pair(walked[name], disk.dev)} \
         if disk else {}
 
 
-def block_rows(summary, guest, lost, why, truth=None):
-    traced = {b["name"]: b["dev"] for b in summary["block"]}
-    walk = (truth or {}).get("block_class", [])
-    walked = {b["name"]: b["dev"] for b in walk}
-    sysfs = {b["name"]: b["dev"] for b in guest.get("sysblock", [])}
-    parts = {p["name"]: f"{p['major']}:{p['minor']}" for p in guest.get("partitions", [])}
-    present = bool(traced)
+def block_rows(ctx):
+    traced = {b.name: b.dev for b in ctx.summary.block}
+    walk = ctx.truth.block_class if ctx.truth else ()
+    walked = {b.name: b.dev for b in walk}
+    sysfs = {b.name: b.dev for b in ctx.guest.sysblock}
+    parts = {p.name: f"{p.major}:{p.minor}" for p in ctx.guest.partitions}
+    rule, present = ctx.expect("statedump_block"), bool(traced)
     rows = []
     if not sysfs:
         rows.append(Check("lttng", "blockdev/sysfs", {"sysfs": None}, False, {},
@@ -188,9 +178,8 @@ def block_rows(summary, guest, lost, why, truth=None):
                    "/proc/partitions": parts.get(name), "gdb_class": walked.get(name)}
         right = traced.get(name) == sysfs.get(name) == parts.get(name) == \
             walked.get(name) is not None
-        rows.append(lost_row(("lttng", f"blockdev/{name}"), "statedump_block", present,
-                              right, lost, why, sources,
-                              {"confusions": _statedump_confusions(walk, walked, name)}))
+        rows.append(rule.row(f"blockdev/{name}", present, right, sources,
+                             {"confusions": _statedump_confusions(walk, walked, name)}))
     return rows
 
 
@@ -199,11 +188,12 @@ UNNAMED_CHIP = "unnamed_irq_chip"
 
 
 def _by_irq(items):
-    """irq -> (chip, [action names in the descriptor's order])."""
+    """irq -> (chip, [action names in the descriptor's order]) of IrqEvents or
+    gdb's IrqActions."""
     out = {}
     for i in items:
-        chip, actions = out.get(i["irq"], (i["chip"] or UNNAMED_CHIP, []))
-        out[i["irq"]] = (chip, actions + [i["action"]])
+        chip, actions = out.get(i.irq, (i.chip or UNNAMED_CHIP, []))
+        out[i.irq] = (chip, actions + [i.action])
     return out
 
 
@@ -221,14 +211,15 @@ def _in_proc(line, entry):
         all(f" {a}," in padded for a in actions)
 
 
-def irq_rows(summary, guest, lost, why, truth=None):
+def irq_rows(ctx):
     """The interrupt statedump, one row per interrupt: LTTng's chip and actions against
     gdb's walk of the descriptors (exactly, in order) and the line /proc/interrupts
     prints for it (the chip and every action named). Neither oracle calls what LTTng
     calls (irq_to_desc() or irq_walk_actions())."""
-    traced = _by_irq(summary.get("irq", []))
-    walked = _by_irq((truth or {}).get("irq_actions", []))
-    proc = {i["irq"]: " ".join(i.get("text", [])) for i in guest.get("interrupts", [])}
+    traced = _by_irq(ctx.summary.irq)
+    walked = _by_irq(ctx.truth.irq_actions if ctx.truth else ())
+    proc = {i.irq: " ".join(i.text) for i in ctx.guest.interrupts}
+    rule = ctx.expect("statedump_irq")
     rows = []
     if not proc:
         rows.append(Check("lttng", "statedump_irq/proc", {"/proc/interrupts": None}, False,
@@ -243,8 +234,8 @@ def irq_rows(summary, guest, lost, why, truth=None):
         confusions = {"the neighbouring interrupt's": pair(_irq_text(g),
                                                           _irq_text(walked.get(other)))} \
             if g and walked.get(other) else {}
-        rows.append(lost_row(("lttng", f"statedump_irq/{irq}"), "statedump_irq", bool(traced),
-                              right, lost, why, sources, {"confusions": confusions}))
+        rows.append(rule.row(f"statedump_irq/{irq}", bool(traced), right, sources,
+                             {"confusions": confusions}))
     return rows
 
 
@@ -257,13 +248,13 @@ def _contiguous(needle, hay):
     return None
 
 
-def writeback_rows(summary, guest, lost, why):
+def writeback_rows(ctx):
     rows = []
-    ftrace = guest.get("ftrace", [])
+    ftrace = ctx.guest.ftrace
     for event, (fevent, names) in FTRACE_FIELDS.items():
-        ours = summary["writeback"][event]
-        theirs = [{mine: f.get(ft) for mine, ft in names.items()}
-                  for f in ftrace if f.get("event") == fevent]
+        ours = [dict(o) for o in ctx.summary.writeback[event]]
+        theirs = [{mine: f.values.get(ft) for mine, ft in names.items()}
+                  for f in ftrace if f.event == fevent]
         key = f"writeback/{event.split('writeback_', 1)[1]}"
         at = _contiguous(ours, theirs) if ours else None
         limits = sorted({o[next(iter(names))] for o in ours})
@@ -278,8 +269,7 @@ def writeback_rows(summary, guest, lost, why):
             continue
         # A dirty limit of 0 is what LTTng records when global_wb_domain is not found.
         present = bool(ours) and any(limits)
-        rows.append(lost_row(("lttng", key), "writeback", present, at is not None, lost, why,
-                              sources, info))
+        rows.append(ctx.expect("writeback").row(key, present, at is not None, sources, info))
     return rows
 
 
@@ -293,11 +283,12 @@ def _limit_vs_thresh(ftrace, event):
     before the sysctl write differ, the ones that matter may not. None without events."""
     limits, thresholds, last = [], [], None
     for f in ftrace:
-        if f.get("event") == "global_dirty_state":
-            last = f.get("thresh")
-        if f.get("event") == event and last is not None:
-            limits.append(f.get("limit"))
-            thresholds.append(f.get("thresh") if event == "global_dirty_state" else last)
+        if f.event == "global_dirty_state":
+            last = f.values.get("thresh")
+        if f.event == event and last is not None:
+            limits.append(f.values.get("limit"))
+            thresholds.append(f.values.get("thresh") if event == "global_dirty_state"
+                              else last)
     return pair(limits, thresholds) if limits else pair(None, None)
 
 
@@ -309,10 +300,9 @@ LIMIT_FIELD = {"writeback_global_dirty_state": "dirty_limit",
 
 def _stop_row(stops, truth):
     """The trace marks gdb's stop once, in the task gdb stopped."""
-    tids = [s["tid"] for s in stops]
-    pid = truth["stop"]["pid"] if truth else None
-    sources = {"lttng syscall_entry_sethostname": tids[0] if len(tids) == 1 else (tids or None),
-               "gdb": pid}
+    tids = [s.tid for s in stops]
+    pid = truth.stop.pid if truth else None
+    sources = {"lttng syscall_entry_sethostname": _one(tids), "gdb": pid}
     if len(tids) != 1:
         return Check("lttng", "gdb/stop", sources, False, {"stops": len(tids)},
                      f"the trace has {len(tids)} syscall_entry_sethostname events, not one: "
@@ -321,7 +311,7 @@ def _stop_row(stops, truth):
                  None if pid is not None else "gdb read nothing at the quiet point")
 
 
-def gdb_rows(summary, truth, lost, why):
+def gdb_rows(ctx):
     """The rows only gdb's stop can give: where it stopped, and the dirty limit.
 
     Exact, not a bound: after the sysctl writes, global_wb_domain.dirty_limit
@@ -332,77 +322,72 @@ def gdb_rows(summary, truth, lost, why):
     writeback_set_ratelimit() runs on the dirty sysctls and CPU hotplug only,
     before the writeback run. So the latest writeback event before the stop,
     and the latest balance_dirty_pages, carry the value gdb reads at the stop."""
-    stops = summary.get("stops", [])
+    stops, truth = ctx.summary.stops, ctx.truth
     rows = [_stop_row(stops, truth)]
-    gdb_limit = truth["global_wb_domain"]["dirty_limit"] if truth else None
-    stop = stops[0] if len(stops) == 1 else {}
-    last = stop.get("last_writeback")
-    picks = (("writeback/dirty_limit-at-stop", last["event"] if last else None,
-              last["index"] if last else None),
+    gdb_limit = truth.global_wb_domain.dirty_limit if truth else None
+    stop = stops[0] if len(stops) == 1 else None
+    last = stop.last_writeback if stop else None
+    picks = (("writeback/dirty_limit-at-stop", last.event if last else None,
+              last.index if last else None),
              ("writeback/bdp-limit-at-stop", "writeback_balance_dirty_pages",
-              stop.get("last_balance_dirty_pages")))
+              stop.last_balance_dirty_pages if stop else None))
     for key, event, index in picks:
-        value = summary["writeback"][event][index][LIMIT_FIELD[event]] \
+        value = ctx.summary.writeback[event][index][LIMIT_FIELD[event]] \
             if event is not None and index is not None else None
         sources = {"lttng last event before the stop": value, "gdb_wb_domain": gdb_limit}
-        info = {"event": event, "index": index}
         # A limit of 0 is what LTTng records when global_wb_domain is not found.
-        rows.append(lost_row(("lttng", key), "writeback", bool(value),
-                              value is not None and value == gdb_limit, lost, why, sources,
-                              info))
+        rows.append(ctx.expect("writeback").row(
+            key, bool(value), value is not None and value == gdb_limit, sources,
+            {"event": event, "index": index}))
     return rows
 
 
-def kmem_rows(summary, guest, lost, why):
-    loaded = any(m.get("name") == "lttng_probe_kmem" for m in guest.get("module", []))
-    allocs = summary["page_alloc"]
-    bad = [a for a in allocs
-           if a["migratetype"] != (a["gfp_flags"] & GFP_MOVABLE_MASK) >> GFP_MOVABLE_SHIFT]
+def _migratetype(alloc):
+    return (alloc.gfp_flags & GFP_MOVABLE_MASK) >> GFP_MOVABLE_SHIFT
+
+
+def kmem_rows(ctx):
+    loaded = any(m.name == "lttng_probe_kmem" for m in ctx.guest.module)
+    allocs = ctx.summary.page_alloc
+    bad = [a for a in allocs if a.migratetype != _migratetype(a)]
     sources = {"lttng": {"events": len(allocs), "wrong": len(bad)},
                "gfp_migratetype(gfp_flags)": {"events": len(allocs) - len(bad)}}
     # a port that records one constant type passes unless the allocations differ in it
-    types = sorted({(a["gfp_flags"] & GFP_MOVABLE_MASK) >> GFP_MOVABLE_SHIFT for a in allocs})
+    types = sorted({_migratetype(a) for a in allocs})
     confusions = {"one migratetype for every allocation": pair(types, types[:1])} \
         if types else {}
+    rule = ctx.expect("kmem")
+    first_wrong = [{"gfp_flags": a.gfp_flags, "migratetype": a.migratetype} for a in bad[:3]]
     return [
-        lost_row(("lttng", "kmem/probe-loaded"), "kmem", loaded, loaded, lost, why,
-                  {"guest lsmod": loaded}),
-        lost_row(("lttng", "kmem/migratetype"), "kmem", bool(allocs), not bad and bool(allocs),
-                  lost, why, sources, {"first_wrong": bad[:3], "confusions": confusions}),
+        rule.row("kmem/probe-loaded", loaded, loaded, {"guest lsmod": loaded}),
+        rule.row("kmem/migratetype", bool(allocs), not bad and bool(allocs), sources,
+                 {"first_wrong": first_wrong, "confusions": confusions}),
     ]
 
 
-def count_rows(summary, lost):
+def count_rows(ctx):
     rows = []
     for event, feature in EXPECTED_EVENTS.items():
-        n = summary["counts"].get(event, 0)
-        if feature in lost:
+        n = ctx.summary.counts.get(event, 0)
+        if feature in ctx.lost:
             agree, reason = (n == 0), f"{feature} lost on this variant"
         else:
             agree, reason = (n > 0), None if n else "no event of this kind"
         rows.append(Check("lttng", f"count/{event}", {"lttng": n}, agree, {}, reason))
-    rows.append(Check("lttng", "count/discarded", {"lttng": summary.get("discarded", 0)},
-                      summary.get("discarded", 0) == 0, {},
-                      None if not summary.get("discarded") else "events lost in the buffers"))
+    discarded = ctx.summary.discarded
+    rows.append(Check("lttng", "count/discarded", {"lttng": discarded}, discarded == 0, {},
+                      None if not discarded else "events lost in the buffers"))
     return rows
 
 
-def compare(summary, guest, lost=(), why=None, truth=None):
-    """Every lttng:* Check row of one variant; `truth`: what gdb read at its stop."""
-    why = why or {}
-    lost = tuple(lost)
-    w = {f: why.get(f, "the variant's expectation lists it") for f in FEATURES}
-    errors = [Check("lttng", f"guest/{i}", {"guest": " ".join(e.get("text", []))}, False, {},
+def compare(ctx: Inputs):
+    """Every lttng:* Check row of one variant."""
+    errors = [Check("lttng", f"guest/{i}", {"guest": " ".join(e.text)}, False, {},
                     "the LTTng guest reported an error")
-              for i, e in enumerate(guest.get("error", []))]
-    if truth is None:
+              for i, e in enumerate(ctx.guest.error)]
+    if ctx.truth is None:
         errors.append(Check("lttng", "gdb/read", {"gdb": None}, False, {},
                             "gdb read nothing at the quiet point"))
-    return tuple(errors + prio_rows(summary, guest, lost, w["prio"], truth)
-                 + ustack_rows(summary, guest, lost, w["callstack_user"])
-                 + block_rows(summary, guest, lost, w["statedump_block"], truth)
-                 + writeback_rows(summary, guest, lost, w["writeback"])
-                 + gdb_rows(summary, truth, lost, w["writeback"])
-                 + kmem_rows(summary, guest, lost, w["kmem"])
-                 + irq_rows(summary, guest, lost, w["statedump_irq"], truth)
-                 + count_rows(summary, lost))
+    return tuple(errors + prio_rows(ctx) + ustack_rows(ctx) + block_rows(ctx)
+                 + writeback_rows(ctx) + gdb_rows(ctx) + kmem_rows(ctx) + irq_rows(ctx)
+                 + count_rows(ctx))

@@ -1,13 +1,13 @@
 """The kernel call stack of LTTng's callstack-kernel context (stack_trace_save(), by
 name or through its export), rows lttng:kstack/*, against vmlinux's own call sites.
 
-The oracle reads the built vmlinux on the host and nothing else of the kernel: its
-symbol table (.symtab) names each recorded address, and the bytes before the address
-(read through the PT_LOAD segments) say whether it is a return address: the
-instruction that ends there is a call. A direct call (E8 rel32) must enter the
+The oracle reads the built vmlinux on the host and nothing else of the kernel
+(oracles/vmlinux.py): its symbol table (.symtab) names each recorded address, and its
+function's instructions, decoded from their real boundaries, say whether it is a
+return address: the instruction that ends there is a call. A direct call must enter the
 function the next frame further in lies in, or one it tail-jumps to (6.1's
 syscall_enter_from_user_mode() jumps to syscall_trace_enter()); an indirect call
-(FF /2, a retpoline thunk) or a static call (call __SCT__*, patched at run time)
+(call r/m64, a retpoline thunk) or a static call (call __SCT__*, patched at run time)
 has no target in the file and is accepted and counted. The innermost frame's call
 enters stack_trace_save() itself (or is indirect). Frames in a module (LTTng's
 probe) are named by the guest's /proc/modules and must be an LTTng module's.
@@ -27,17 +27,14 @@ nokaslr (session.py passes no kaslr), and any slide is taken off before a frame 
 looked up, so the rows stay checkable under KASLR.
 """
 
-import bisect
-import mmap
-import struct
 from dataclasses import dataclass, field
 from typing import Optional
 
 from ...checks.confusions import pair
-from ...checks.enums import Source
-from ...checks.model import Check, hex_text
+from ...model.enums import Source
+from ...model.results import Check, hex_text
 from ...errors import HarnessError
-from .features import lost_row
+from ...oracles.vmlinux import MASK, Call, CallKind, Vmlinux
 
 FEATURE = "callstack_kernel"
 RECORDER = "stack_trace_save"
@@ -46,9 +43,6 @@ SYSCALL = "do_syscall_64"
 TRACEPOINT = ("__SCT__tp_func_sys_enter", "__traceiter_sys_enter")
 RELIABLE = ("orc", "frame-pointer")
 KERNEL_HALF = 1 << 63
-MASK = (1 << 64) - 1
-TAIL_DEPTH = 2
-FUNC_SCAN = 0x4000                      # bytes of a function scanned for tail jumps
 
 
 def unwinder(config):
@@ -63,153 +57,13 @@ def unwinder(config):
     return None
 
 
-class Image:
-    """vmlinux as the oracle reads it: bytes by virtual address (PT_LOAD segments) and
-    the function symbols of its executable sections (.symtab)."""
+class Image(Vmlinux):
+    """vmlinux as the rows read it (oracles/vmlinux.py) and the unwinder of the guest
+    kernel built from it (its .config)."""
 
     def __init__(self, path, unwinder=None):
-        self.path, self.unwinder = str(path), unwinder
-        try:
-            with open(path, "rb") as f:
-                self.data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        except (OSError, ValueError) as e:
-            raise HarnessError("verify", f"{path}: cannot read vmlinux ({e})") from e
-        d = self.data
-        if d[:4] != b"\x7fELF" or d[4] != 2 or d[5] != 1:
-            raise HarnessError("verify", f"{path}: not a little-endian ELF64 file")
-        phoff, shoff = struct.unpack_from("<QQ", d, 0x20)
-        phentsize, phnum, shentsize, shnum = struct.unpack_from("<HHHH", d, 0x36)
-        self.segments = []              # (vaddr, file offset, file size) of each PT_LOAD
-        for i in range(phnum):
-            p_type, _, off, vaddr, _, filesz = struct.unpack_from("<IIQQQQ", d,
-                                                                  phoff + i * phentsize)
-            if p_type == 1:
-                self.segments.append((vaddr, off, filesz))
-        secs = [struct.unpack_from("<IIQQQQIIQQ", d, shoff + i * shentsize)
-                for i in range(shnum)]
-        # executable sections (SHF_EXECINSTR): where a return address can lie
-        self.text = sorted((s[3], s[3] + s[5]) for s in secs if s[2] & 4 and s[5])
-        execs = {i for i, s in enumerate(secs) if s[2] & 4}
-        symtab = next((s for s in secs if s[1] == 2), None)     # SHT_SYMTAB
-        if symtab is None:
-            raise HarnessError("verify", f"{path}: no .symtab to name frames with")
-        stroff = secs[symtab[6]][4]
-        best = {}                       # address -> (rank, name): FUNC, then GLOBAL first
-        self.named = {}                 # name -> address (the first of a name)
-        for st_name, info, _, shndx, value, _ in struct.iter_unpack(
-                "<IBBHQQ", d[symtab[4]:symtab[4] + symtab[5]]):
-            if info & 0xf not in (0, 2) or not st_name:         # NOTYPE or FUNC
-                continue
-            end = d.find(b"\0", stroff + st_name)
-            name = d[stroff + st_name:end].decode(errors="replace")
-            self.named.setdefault(name, value)
-            if shndx not in execs:
-                continue
-            rank = (info & 0xf != 2, info >> 4 != 1)
-            if value not in best or rank < best[value][0]:
-                best[value] = (rank, name)
-        self.starts = sorted(best)
-        self.names = {a: n for a, (_, n) in best.items()}
-        self._reach = {}
-
-    def close(self):
-        self.data.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def read(self, addr, n):
-        """n bytes at virtual address `addr`, None outside the file's segments."""
-        for vaddr, off, size in self.segments:
-            if vaddr <= addr and addr + n <= vaddr + size:
-                return bytes(self.data[off + addr - vaddr:off + addr - vaddr + n])
-        return None
-
-    def in_text(self, addr):
-        k = bisect.bisect_right(self.text, (addr, MASK)) - 1
-        return k >= 0 and self.text[k][0] <= addr < self.text[k][1]
-
-    def symbol(self, addr):
-        """(start, name) of the function `addr` lies in, None outside executable text."""
-        if not self.in_text(addr):
-            return None
-        k = bisect.bisect_right(self.starts, addr) - 1
-        return (self.starts[k], self.names[self.starts[k]]) if k >= 0 else None
-
-    def end(self, start):
-        k = bisect.bisect_right(self.starts, start)
-        nxt = self.starts[k] if k < len(self.starts) else start + FUNC_SCAN
-        return min(nxt, start + FUNC_SCAN)
-
-    def call_at(self, ret):
-        """The call that ends at return address `ret`: ("direct", target start),
-        ("static", trampoline), ("indirect", how) or None."""
-        b = self.read(ret - 7, 7)
-        if b is None:
-            return None
-        target = None
-        if b[2] == 0xE8:
-            target = (ret + int.from_bytes(b[3:], "little", signed=True)) & MASK
-            sym = self.symbol(target)
-            if sym and sym[0] == target:
-                if sym[1].startswith("__x86_indirect_"):
-                    return ("indirect", f"retpoline {sym[1]}")
-                if sym[1].startswith("__SCT__"):
-                    return ("static", sym[1])
-                return ("direct", target)
-        for n in range(2, 8):
-            if _ff2(b[7 - n:]):
-                return ("indirect", f"call r/m64, {n} bytes")
-        sym = self.symbol(target) if target is not None else None
-        return ("direct", sym[0]) if sym else None
-
-    def reach(self, start):
-        """The function at `start` and those it tail-jumps to (jmp or jcc to another
-        function's first byte), TAIL_DEPTH jumps deep: what a call to it can enter."""
-        if start not in self._reach:
-            out, todo = {start}, [start]
-            for _ in range(TAIL_DEPTH):
-                todo = [t for s in todo for t in self._jumps(s) if t not in out]
-                out.update(todo)
-            self._reach[start] = out
-        return self._reach[start]
-
-    def _jumps(self, start):
-        end = self.end(start)
-        b = self.read(start, end - start) or b""
-        out = set()
-        for k, op in enumerate(b):
-            if op in (0xE9, 0xEB) or 0x70 <= op <= 0x7F:
-                n = 5 if op == 0xE9 else 2
-                rel = b[k + 1:k + n]
-            elif op == 0x0F and k + 1 < len(b) and 0x80 <= b[k + 1] <= 0x8F:
-                n, rel = 6, b[k + 2:k + 6]
-            else:
-                continue
-            if len(rel) != n - 1 - (op == 0x0F):
-                continue
-            t = (start + k + n + int.from_bytes(rel, "little", signed=True)) & MASK
-            if not start <= t < end and t in self.names:
-                out.add(t)
-        return out
-
-
-def _ff2(insn):
-    """Whether `insn` is exactly one `call r/m64` (FF /2), a REX prefix allowed."""
-    if insn and insn[0] & 0xF0 == 0x40:
-        insn = insn[1:]
-    if len(insn) < 2 or insn[0] != 0xFF or (insn[1] >> 3) & 7 != 2:
-        return False
-    mod, rm, n = insn[1] >> 6, insn[1] & 7, 2
-    if mod != 3 and rm == 4:                            # a SIB byte
-        if len(insn) < 3:
-            return False
-        n += 1 + (4 if mod == 0 and insn[2] & 7 == 5 else 0)
-    n += {0: 4 if rm == 5 else 0, 1: 1, 2: 4, 3: 0}[mod]
-    return n == len(insn)
+        super().__init__(path)
+        self.unwinder = unwinder
 
 
 @dataclass
@@ -218,7 +72,7 @@ class Frame:
     where: str                          # vmlinux, module, user, unknown
     name: Optional[str] = None          # fn+0xoff in vmlinux
     start: Optional[int] = None         # link-time start of its function
-    call: Optional[tuple] = None        # Image.call_at() of a vmlinux frame
+    call: Optional[Call] = None         # Image.call_at() of a vmlinux frame
     module: Optional[str] = None
     ok: bool = False
     text: Optional[str] = None          # what vmlinux says of it
@@ -235,8 +89,8 @@ def frame(addr, image, slide, modules):
         link = (addr - slide) & MASK
         return Frame(addr, "vmlinux", f"{sym[1]}+{link - sym[0]:#x}", sym[0], image.call_at(link))
     for m in modules:
-        if m.get("addr") and m["addr"] <= addr < m["addr"] + m.get("size", 0):
-            return Frame(addr, "module", module=m["name"])
+        if m.addr and m.addr <= addr < m.addr + (m.size or 0):
+            return Frame(addr, "module", module=m.name)
     return Frame(addr, "unknown")
 
 
@@ -250,9 +104,9 @@ def _fn(image, f):
 def _enters(image, f, inner):
     """Whether frame f's call enters `inner` (a Frame, or a function start)."""
     kind, target = f.call or (None, None)
-    if kind in ("static", "indirect"):
+    if kind in (CallKind.STATIC, CallKind.INDIRECT):
         return True
-    if kind != "direct":
+    if kind != CallKind.DIRECT:
         return False
     start = inner if isinstance(inner, int) else inner.start if inner.where == "vmlinux" else None
     return start in image.reach(target)
@@ -268,7 +122,7 @@ def _chain(frames, image, nearest):
     while i is not None:
         out.append(i)
         f = frames[i]
-        if not f.call or f.call[0] != "direct":
+        if not f.call or f.call[0] != CallKind.DIRECT:
             break
         ks = [i - 1] if nearest and i else range(i - 1, -1, -1)
         i = next((k for k in ks if frames[k].where == "vmlinux" and frames[k].call
@@ -280,16 +134,16 @@ def _chain(frames, image, nearest):
 def _is_tracepoint(image, f):
     """The frame of the call into the sys_enter tracepoint's probes."""
     kind, target = f.call or (None, None)
-    return (kind == "static" and target == TRACEPOINT[0]) or \
-        (kind == "direct" and image.names.get(target) == TRACEPOINT[1]) or \
+    return (kind == CallKind.STATIC and target == TRACEPOINT[0]) or \
+        (kind == CallKind.DIRECT and image.names.get(target) == TRACEPOINT[1]) or \
         (f.where == "vmlinux" and image.names[f.start] == TRACEPOINT[1])
 
 
 def _call_text(image, f):
     kind, target = f.call or (None, None)
-    if kind == "direct":
+    if kind == CallKind.DIRECT:
         return f"{f.name}: call {image.names.get(target, hex_text(target))}"
-    if kind == "static":
+    if kind == CallKind.STATIC:
         return f"{f.name}: static call {target}"
     return f"{f.name}: indirect call ({target})" if kind else f"{f.name}: no call ends here"
 
@@ -308,7 +162,7 @@ def judge(frames, image, reliable):
             f.why = None if f.ok else f"in module {f.module}, not LTTng's side of the call"
         elif i in chain:
             inner = frames[f.inner] if f.inner is not None else None
-            f.ok = f.call is not None and (f.call[0] != "direct" or inner is not None or
+            f.ok = f.call is not None and (f.call[0] != CallKind.DIRECT or inner is not None or
                                            i == 0 and _enters(image, f, image.named.get(RECORDER)))
             if inner is not None and image.names[inner.start] != image.names.get(f.call[1]):
                 f.text += f" (tail call to {image.names[inner.start]})"
@@ -354,7 +208,7 @@ def _confusions(image, frames, i, user):
     f = frames[i]
     out = {"a user address": pair(hex_text(f.addr),
                                   hex_text(user[i]) if user and i < len(user) else None)}
-    if f.inner is not None and f.call and f.call[0] == "direct":
+    if f.inner is not None and f.call and f.call[0] == CallKind.DIRECT:
         inner = frames[f.inner]
         further = frames[inner.inner] if inner.inner is not None else \
             frames[f.inner - 1] if f.inner else None
@@ -365,7 +219,7 @@ def _confusions(image, frames, i, user):
 
 def slide_of(guest, image):
     """The guest's _text minus vmlinux's, or (None, why)."""
-    ktext = [k.get("addr") for k in guest.get("ktext", [])]
+    ktext = [k.addr for k in guest.ktext]
     linked = image.named.get("_text")
     if not ktext or not ktext[0] or linked is None:
         return None, "the guest printed no _text address (ktext line): the slide is unknown"
@@ -375,69 +229,70 @@ def slide_of(guest, image):
     return s, None
 
 
-def rows(summary, guest, lost, why, image):
-    """The kstack rows of one variant: one per recorded frame and the whole chain."""
-    expect = guest.get("ustack-expect", [])
-    pid = expect[0]["pid"] if expect else None
-    events = [e for e in summary["getppid"] if e["tid"] == pid] if pid is not None else []
-    recorded = [e for e in events if e.get("kstack")]
+def rows(ctx, image):
+    """The kstack rows of one variant's Inputs (rows/inputs.py): one per recorded frame
+    and the whole chain."""
+    guest, rule = ctx.guest, ctx.expect(FEATURE)
+    expect = guest.ustack_expect
+    pid = expect[0].pid if expect else None
+    events = [e for e in ctx.summary.getppid if e.tid == pid] if pid is not None else []
+    recorded = [e for e in events if e.kstack]
     present = bool(recorded)
-    added = [c for c in guest.get("context", []) if c.get("name") == "callstack-kernel"]
+    added = [c for c in guest.context if c.name == "callstack-kernel"]
     info = {"pid": pid, "events": len(events), "unwinder": image.unwinder}
     if added:
         info["add_context"] = "failed in the guest"
     if not present:
-        return [lost_row(("lttng", "kstack/chain"), FEATURE, False, False, lost, why,
-                          {Source.LTTNG_CALLSTACK_KERNEL: None,
-                           Source.VMLINUX_CALL_SITES: None}, info)]
-    stack = list(recorded[0]["kstack"])
+        return [rule.row("kstack/chain", False, False,
+                         {Source.LTTNG_CALLSTACK_KERNEL: None,
+                          Source.VMLINUX_CALL_SITES: None}, info)]
+    stack = list(recorded[0].kstack)
     info["truncated"] = bool(stack) and stack[-1] == MASK
     stack = stack[:-1] if info["truncated"] else stack
     slide, bad_slide = slide_of(guest, image)
     info["slide"] = hex_text(slide)
     if bad_slide:
-        return [lost_row(("lttng", "kstack/chain"), FEATURE, True, False, lost, why,
-                          {Source.LTTNG_CALLSTACK_KERNEL: " ".join(map(hex_text, stack)),
-                           Source.VMLINUX_CALL_SITES: None}, dict(info, problem=bad_slide))]
+        return [rule.row("kstack/chain", True, False,
+                         {Source.LTTNG_CALLSTACK_KERNEL: " ".join(map(hex_text, stack)),
+                          Source.VMLINUX_CALL_SITES: None}, dict(info, problem=bad_slide))]
     reliable = image.unwinder in RELIABLE or image.unwinder is None
-    frames = [frame(a, image, slide, guest.get("module", [])) for a in stack]
+    frames = [frame(a, image, slide, guest.module) for a in stack]
     chain, tp = judge(frames, image, reliable)
-    user = recorded[0].get("stack")
+    user = recorded[0].stack
     out = []
     for i, f in enumerate(frames):
         sources = {Source.LTTNG_CALLSTACK_KERNEL: hex_text(f.addr),
                    Source.VMLINUX_CALL_SITES: f.text}
         if f.where == "module":
             sources[Source.GUEST_LSMOD] = f.module
-        row = lost_row(("lttng", f"kstack/frame{i}"), FEATURE, True, f.ok, lost, why, sources,
-                        {"where": f.where, "call": (f.call or [None])[0], "on_chain": i in chain,
-                         "confusions": _confusions(image, frames, i, user)})
+        row = rule.row(f"kstack/frame{i}", True, f.ok, sources,
+                       {"where": f.where, "call": (f.call or [None])[0], "on_chain": i in chain,
+                        "confusions": _confusions(image, frames, i, user)})
         out.append(row if f.ok or row.reason else Check(row.kind, row.key, row.sources, False,
                                                           row.info, f.why))
     problems = chain_problems(frames, image, chain, tp, reliable)
     calls = [frames[i].call[0] for i in chain if frames[i].call]
     tails = sum(" (tail call to " in (frames[i].text or "") for i in chain)
     info.update({"frames": len(frames), "chain": chain, "tracepoint": tp,
-                 "calls": {k: calls.count(k) for k in ("direct", "static", "indirect")},
+                 "calls": {k: calls.count(k) for k in CallKind},
                  "tail_calls": tails, "module_frames": sum(f.where == "module" for f in frames),
                  "stale": sum(not reliable and f.where != "module" and i not in chain
                               and (tp is None or i > tp) for i, f in enumerate(frames)),
-                 "indirect_frames": sum((f.call or [None])[0] in ("indirect", "static")
+                 "indirect_frames": sum(f.call is not None and f.call.kind != CallKind.DIRECT
                                         for f in frames), "problems": problems})
     sources = {Source.LTTNG_CALLSTACK_KERNEL: " ".join(hex_text(f.addr) for f in frames),
                Source.VMLINUX_CALL_SITES: " > ".join(frames[i].name for i in chain) or None}
-    row = lost_row(("lttng", "kstack/chain"), FEATURE, True, not problems, lost, why,
-                    sources, info)
+    row = rule.row("kstack/chain", True, not problems, sources, info)
     out.append(row if not problems or row.reason else
                Check(row.kind, row.key, row.sources, False, row.info, "; ".join(problems)))
     return out
 
 
-def rows_for(summary, guest, lost, why, vmlinux, config):
+def rows_for(ctx, vmlinux, config):
     """rows() with the tree's vmlinux and .config; an unreadable vmlinux is one failed row."""
     try:
         with Image(vmlinux, unwinder(config)) as image:
-            return rows(summary, guest, lost, why, image)
+            return rows(ctx, image)
     except HarnessError as e:
         return [Check("lttng", "kstack/chain", {Source.VMLINUX_CALL_SITES: None}, False,
                       {"vmlinux": str(vmlinux)}, e.message)]

@@ -11,8 +11,8 @@ succeeded, not what the probe would record."""
 
 from pathlib import Path
 
-from ...checks.enums import Source
-from ...checks.model import Check
+from ...model.enums import Source
+from ...model.results import Check
 
 PROBE = "lttng-probe-kvm-x86"
 WHY = "no kvm_exit fires in a TCG guest (no VMX): the probe's load is checked"
@@ -26,16 +26,16 @@ def kvm_in_tree(tree_src):
 
 
 def rows(tree_src, build_dir, guest):
-    """One lttng:kvm/probe-load row on a tree with KVM, none otherwise."""
+    """One lttng:kvm/probe-load row on a tree with KVM, none otherwise; `guest`: the
+    GuestData (boot/guestlines.py)."""
     if not kvm_in_tree(tree_src):
         return ()
     built = (Path(build_dir) / "ko" / f"{PROBE}.ko").is_file()
-    kmod = [k for k in guest.get("kmod", []) if k.get("name") == PROBE]
-    listed = any(k.get("name") == PROBE.replace("-", "_") for k in guest.get("kmodlist", []))
+    kmod = [k for k in guest.kmod if k.name == PROBE]
+    listed = any(k.name == PROBE.replace("-", "_") for k in guest.kmodlist)
     if kmod:
         k = kmod[-1]
-        load = "loaded" if k.get("loaded") == 1 else \
-            "failed: " + (" ".join(k.get("text", [])) or "(no message)")
+        load = "loaded" if k.loaded == 1 else "failed: " + (" ".join(k.text) or "(no message)")
     else:
         load = None
     sources = {Source.LTTNG_BUILD: f"{PROBE}.ko" if built else None,
@@ -48,7 +48,7 @@ def rows(tree_src, build_dir, guest):
         reason = "the guest did not try to load the probe"
     else:
         reason = None if agree else "the kvm-x86 probe did not load"
-    dmesg = [" ".join(d.get("text", [])) for d in guest.get("kmoddmesg", [])]
+    dmesg = [" ".join(d.text) for d in guest.kmoddmesg]
     return (Check("lttng", "kvm/probe-load", sources, agree,
                   {"why": WHY, "dmesg": dmesg[-5:]}, reason,
                   label="LTTng's kvm-x86 probe loads (static calls into kvm.ko)"),)

@@ -5,18 +5,18 @@ prints each channel's output mode (`lttng --mi xml list`); the row holds when
 every channel of the session splices and the trace the consumer wrote has its
 events, none discarded."""
 
-from ...checks.enums import Source
-from . import features
+from ...model.enums import Source
 
 CHANNELS = 2        # k and u (lttng-init)
 
 
-def rows(summary, guest, lost, why):
-    """The lttng:splice/output row."""
-    modes = [c.get("output") for c in guest.get("channelout", [])]
-    events = sum(summary.get("counts", {}).values())
-    sources = {Source.LTTNG_LIST: " ".join(modes) or None,
-               Source.LTTNG: f"{events} events, {summary.get('discarded', 0)} discarded"}
-    right = modes == ["SPLICE"] * CHANNELS and events > 0 and not summary.get("discarded")
-    return [features.lost_row(("lttng", "splice/output"), "splice", events > 0, right, lost, why,
-                             sources, {"channels": len(modes)})]
+def rows(ctx):
+    """The lttng:splice/output row of an Inputs (rows/inputs.py)."""
+    modes = [c.output for c in ctx.guest.channelout]
+    events = sum(ctx.summary.counts.values())
+    discarded = ctx.summary.discarded
+    sources = {Source.LTTNG_LIST: " ".join(m or "" for m in modes) or None,
+               Source.LTTNG: f"{events} events, {discarded} discarded"}
+    right = modes == ["SPLICE"] * CHANNELS and events > 0 and not discarded
+    return [ctx.expect("splice").row("splice/output", events > 0, right, sources,
+                                     {"channels": len(modes)})]

@@ -16,7 +16,7 @@ each looked-up address is stored as with the kernel's DWARF. Rows:
 """
 
 from ...prepare import symcheck
-from ...checks.model import Check
+from ...model.results import Check
 from ...checks.symbols import calltypes_row
 from .coverage import NOT_LOOKED_UP
 
@@ -46,7 +46,7 @@ def by_name(audit):
     return out
 
 
-def rows(audit, check, kallsyms, calltypes=None, version="2.13.9"):
+def rows(audit, check, kallsyms, calltypes, version):
     """The lttng rows of symcheck's view of one build of LTTng `version`; `kallsyms`:
     the build keeps the wrapper's lookups (False: CONFIG_LTTNG_KALLSYMS=n);
     `calltypes`: the build's calltypes summary, one more row when given."""

@@ -6,19 +6,16 @@ nm (sessiond reads the same .symtab in the guest with its own ELF reader: same
 data, not the same code). The kernel rewinds the trap's ip to the probed
 address before the handlers run (handle_swbp()), so the ip is level2's."""
 
-import subprocess
-
+from ...proc import tool_output
 from ...checks.confusions import pair
-from ...checks.enums import Source
-from . import features
-from ..boot.trace import UPROBE_EVENT
+from ...model.enums import Source
 
 FUNCTION = "level2"
 
 
 def functions(program):
     """{name: address} of the text symbols of a (static, not PIE) program."""
-    out = subprocess.run(["nm", str(program)], capture_output=True, text=True, check=True).stdout
+    out = tool_output("lttng", ["nm", program])
     syms = {}
     for line in out.splitlines():
         parts = line.split()
@@ -27,16 +24,15 @@ def functions(program):
     return syms
 
 
-def rows(summary, guest, syms, lost, why):
-    """The lttng:uprobe/level2 row."""
-    expect = guest.get("ustack-expect", [])
-    tid = expect[0]["pid"] if expect else None
-    events = summary.get("uprobe", [])
-    mine = [e for e in events if e["tid"] == tid]
+def rows(ctx, syms):
+    """The lttng:uprobe/level2 row of an Inputs (rows/inputs.py); `syms`: functions()."""
+    expect = ctx.guest.ustack_expect
+    tid = expect[0].pid if expect else None
+    events = ctx.summary.uprobe
+    mine = [e for e in events if e.tid == tid]
     want = syms.get(FUNCTION)
-    refused = any(c.get("name") == "uprobe" and c.get("added") == 0
-                  for c in guest.get("context", []))
-    ips = sorted({e["ip"] for e in mine if e["ip"] is not None})
+    refused = any(c.name == "uprobe" and c.added == 0 for c in ctx.guest.context)
+    ips = sorted({e.ip for e in mine if e.ip is not None})
     got = " ".join(f"{i:#x}" for i in ips) + f" x{len(mine)}" if mine else None
     sources = {Source.LTTNG_UPROBE: got,
                Source.PROGRAM_SYMBOLS: f"{want:#x} x1" if want is not None else None}
@@ -46,5 +42,4 @@ def rows(summary, guest, syms, lost, why):
             "confusions": {
                 "the neighbouring function's": pair(want, neighbours[0] if neighbours else None),
                 "the trap's ip (one byte on)": pair(want, want + 1 if want is not None else None)}}
-    return [features.lost_row(("lttng", f"uprobe/{FUNCTION}"), "uprobe", bool(events), right,
-                             lost, why, sources, info)]
+    return [ctx.expect("uprobe").row(f"uprobe/{FUNCTION}", bool(events), right, sources, info)]

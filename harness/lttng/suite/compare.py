@@ -16,186 +16,217 @@ one that stock fails (or skips) on the retry too as no kernel difference, and a
 retry that could not run the script on either counts, saying so. A variant with
 no retry entry (no retry phase ran) is judged on its first run alone.
 
-Works on report.json's variant entries: `kernel_line`, `role`, `lttng_suite`
-and the lttng-coverage rows (sources.how, sources.feature, info.feature)."""
+Reads report.json's variant entries once into typed records (entry.py: points
+with a PointStatus, the lost Features of the coverage rows) and judges those; its
+rows (Regression) serialise to report.json's `lttng_suite_regressions`."""
 
-from .tap import CUT_SHORT
+from dataclasses import dataclass
+from enum import Enum
+from typing import Optional
 
-# An LTTng feature (coverage.NAMES' words) -> the suite scripts (path prefixes
-# under tests/) whose points depend on it.
+from ..rows.coverage import Feature
+from . import entry
+from .entry import NOT_RUN
+from .tap import PointStatus, SuitePoint
+
+# An LTTng feature -> the suite scripts (path prefixes under tests/) whose points
+# depend on it.
 SERVES = {
-    "callstack-user context": ("regression/kernel/test_callstack",),
-    "callstack-kernel context": ("regression/kernel/test_callstack",),
-    "userspace probes": ("regression/kernel/test_userspace_probe",),
-    "statedump of interrupts": ("regression/tools/regen-statedump/",),
-    "statedump of block devices": ("regression/tools/regen-statedump/",),
-    "splice of ring buffer to pipe": ("regression/tools/streaming/",
-                                      "regression/tools/live/"),
+    Feature.CALLSTACK_USER: ("regression/kernel/test_callstack",),
+    Feature.CALLSTACK_KERNEL: ("regression/kernel/test_callstack",),
+    Feature.UPROBE: ("regression/kernel/test_userspace_probe",),
+    Feature.STATEDUMP_IRQ: ("regression/tools/regen-statedump/",),
+    Feature.STATEDUMP_BLOCK: ("regression/tools/regen-statedump/",),
+    Feature.SPLICE: ("regression/tools/streaming/", "regression/tools/live/"),
 }
 
 
-def lost(variant):
-    """The feature words the coverage rows of a report.json variant give as lost: the
-    status "lost (as expected)" (the variant file's `lost`) or "lost: no <event>
-    event". A name the build cannot resolve whose rows fail ("wrong or missing")
-    or that the session does not exercise is no excuse: the suite judges it."""
-    out = set()
-    for c in variant.get("values", []):
-        if c.get("kind") != "lttng-coverage":
-            continue
-        if str((c.get("sources") or {}).get("feature", "")).startswith("lost"):
-            out.add((c.get("info") or {}).get("feature"))
-    return out - {None}
+class Outcome(Enum):
+    """What a flagged point's retry showed."""
+    FLAKE = "flake"                         # it passed (or skipped) on the retry
+    FAILED_AGAIN = "failed again"           # it failed again while stock passed
+    NOT_KERNEL = "not a kernel difference"  # stock failed or skipped it on the retry too
+    COULD_NOT_RUN = "could not run"         # the retry could not run its script
 
 
-def _script(point_name):
-    return point_name.split(":", 1)[0]
+@dataclass(frozen=True)
+class Got:
+    """A point's status on one run of a variant (None: that run could not run its
+    script) and why."""
+    status: Optional[PointStatus]
+    reason: str
+
+    @property
+    def result(self):
+        """report.json's word: pass, skip, fail, or NOT_RUN."""
+        return NOT_RUN if self.status is None else self.status.result
 
 
-def _key(point_name):
-    """"script:N": a point's identity (its description may be missing on a variant
-    whose stream was cut short)."""
-    return point_name.split(" ", 1)[0]
+@dataclass(frozen=True)
+class Retry:
+    outcome: Outcome
+    got: Got            # on the variant
+    stock: Got          # on its line's stock
+
+    def to_json(self):
+        return {"outcome": self.outcome.value, "result": self.got.result,
+                "reason": self.got.reason, "stock_result": self.stock.result,
+                "stock_reason": self.stock.reason}
 
 
-def points(entry):
-    """A suite entry's points by key ("script:N"), the first of each key: indexed once,
-    as every stock point is looked up on each variant."""
-    out = {}
-    for t in entry.get("tests", []):
-        out.setdefault(_key(t["name"]), t)
-    return out
+@dataclass(frozen=True)
+class Regression:
+    """A point that passes on its line's stock variant and fails on `variant`, or
+    (point None) a suite that judged nothing."""
+    variant: str
+    baseline: Optional[str]
+    point: Optional[SuitePoint]     # stock's passing point
+    reason: str
+    explained_by: Optional[Feature]
+    flagged: bool
+    first: Optional[str] = None     # a retried row's first reason
+    retry: Optional[Retry] = None
+
+    def to_json(self):
+        out = {"variant": self.variant, "baseline": self.baseline,
+               "point": self.point.name if self.point else "suite", "reason": self.reason,
+               "explained_by": self.explained_by.value if self.explained_by else None,
+               "flagged": self.flagged}
+        if self.retry is not None:
+            out["first"] = {"result": "fail", "reason": self.first}
+            out["retry"] = self.retry.to_json()
+        return out
 
 
-def cut_scripts(entry):
-    """script -> how its stream was cut short, for each script of a suite entry whose
-    TAP stream a hang or an oops cut short. Where a variant's and stock's guests both
-    stopped answering in one script, where the silence fell is timing, not the kernel
-    (clear/test_kernel, snapshots/test_kernel and test_notification_multi_app hang
-    every variant, stock included, at a different point each run)."""
-    out = {}
-    for t in entry.get("tests", []):
-        reason = str(t.get("reason", ""))
-        if reason.startswith(CUT_SHORT):
-            out.setdefault(_script(t["name"]), reason.removeprefix(CUT_SHORT + ": "))
-    return out
-
-
-def explained_by(variant, point_name):
-    """The lost feature that serves the point's script, or None."""
-    script = _script(point_name)
-    for words in sorted(lost(variant)):
-        if any(script.startswith(p) for p in SERVES.get(words, ())):
-            return words
+def explained_by(variant, script):
+    """The lost Feature of a SuiteVariant that serves `script`, or None."""
+    for feature in sorted(variant.lost, key=lambda f: f.value):
+        if any(script.startswith(p) for p in SERVES.get(feature, ())):
+            return feature
     return None
 
 
-def _result_here(indexed, key):
-    """(result, reason) of point `key` in a suite entry's points(): its own point, or
-    the failure that stood for its whole script (no TAP, the suite step failed), or
+def result_here(indexed, key):
+    """Got of point `key` in a SuiteEntry's by_key(): its own point, or the failure
+    that stood for its whole script (no TAP) or suite (the suite step failed), or
     a failure for a point it does not have at all."""
-    t = indexed.get(key)
-    if t is not None:
-        return t["result"], t.get("reason") or ""
-    for whole in (f"{_script(key)}:0", "suite:0"):
-        t = indexed.get(whole)
-        if t is not None and t["result"] == "fail":
-            return "fail", t.get("reason") or ""
-    return "fail", "no such point on this variant"
-
-
-NOT_RUN = "not run"     # a retry's result when it could not run the point's script
+    p = indexed.get(key)
+    if p is not None:
+        return Got(p.status, p.reason)
+    for whole in ((key[0], 0), ("suite", 0)):
+        p = indexed.get(whole)
+        if p is not None and p.status.failed:
+            return Got(PointStatus.FAILED, p.reason)
+    return Got(PointStatus.FAILED, "no such point on this variant")
 
 
 def on_retry(variant, key):
-    """(result, reason) of point `key` in the retry of a report.json variant: pass,
-    skip, fail, or NOT_RUN with why (the script was not asked again there, the
-    retry's suite step failed, no guest came up to run it)."""
-    retry = (variant.get("lttng_suite") or {}).get("retry")
-    script = _script(key)
-    if not retry or script not in retry.get("asked", ()):
-        return NOT_RUN, "the script was not run again there"
-    if retry.get("error"):
-        why = next((t.get("reason") for t in retry.get("tests", []) if t.get("reason")),
-                   retry["error"])
-        return NOT_RUN, why
-    ran = [s for s in retry.get("scripts", []) if s.get("script") == script]
-    if not ran or str(ran[0].get("ended", "")).startswith(NOT_RUN):
-        return NOT_RUN, ran[0]["ended"] if ran else "the retry has no result for the script"
-    return _result_here(points(retry), key)
+    """Got of point `key` in the retry of a SuiteVariant: None with why when it could
+    not run the point's script (not asked again there, the retry's suite step failed,
+    no guest came up to run it)."""
+    retry = variant.suite.retry if variant.suite else None
+    script = key[0]
+    if retry is None or script not in retry.asked:
+        return Got(None, "the script was not run again there")
+    if retry.error:
+        return Got(None, next((p.reason for p in retry.points if p.reason), retry.error))
+    end = retry.end_of(script)
+    if end is None:
+        return Got(None, "the retry has no result for the script")
+    if not end.ran:
+        return Got(None, end.ended)
+    return result_here(retry.by_key(), key)
 
 
-def _judge(row, variants):
-    """A flagged row judged again by its retry: `flagged`, `reason` ("passed on retry
-    (first: ...)", "failed again on retry: ..."), and `first` and `retry` objects."""
-    variant = variants[row["variant"]]
-    if (not row["flagged"] or row["point"] == "suite"
-            or not (variant.get("lttng_suite") or {}).get("retry")):
+def _outcome(row, got, stock):
+    """(Outcome, flagged, text) of a flagged row's retry."""
+    base = row.baseline
+    if got.status is None:
+        return Outcome.COULD_NOT_RUN, True, f"retry could not run on {row.variant}: {got.reason}"
+    if not got.status.failed:
+        return Outcome.FLAKE, False, ("passed on retry" if got.status is PointStatus.PASSED
+                                      else f"skipped on retry: {got.reason}")
+    again = f"failed again on retry: {got.reason}"
+    if stock.status is None:
+        return (Outcome.COULD_NOT_RUN, True,
+                f"{again}; retry could not run on {base}: {stock.reason}")
+    if stock.status is PointStatus.PASSED:
+        return Outcome.FAILED_AGAIN, True, again
+    verb = "fails" if stock.status.failed else "skips"
+    return (Outcome.NOT_KERNEL, False,
+            f"{again}; {base} {verb} it on retry too: {stock.reason}")
+
+
+def judge(row, suites):
+    """A flagged Regression judged again by its retry, when its variant has one."""
+    variant = suites[row.variant]
+    if not row.flagged or row.point is None or variant.suite.retry is None:
         return row
-    key, base, first = _key(row["point"]), row["baseline"], row["reason"]
-    got, why = on_retry(variant, key)
-    stock_got, stock_why = on_retry(variants[base], key)
-    if got == NOT_RUN:
-        outcome, flagged = "could not run", True
-        text = f"retry could not run on {row['variant']}: {why}"
-    elif got != "fail":
-        outcome, flagged = "flake", False
-        text = "passed on retry" if got == "pass" else f"skipped on retry: {why}"
-    elif stock_got == NOT_RUN:
-        outcome, flagged = "could not run", True
-        text = f"failed again on retry: {why}; retry could not run on {base}: {stock_why}"
-    elif stock_got == "pass":
-        outcome, flagged = "failed again", True
-        text = f"failed again on retry: {why}"
-    else:
-        outcome, flagged = "not a kernel difference", False
-        verb = "fails" if stock_got == "fail" else "skips"
-        text = f"failed again on retry: {why}; {base} {verb} it on retry too: {stock_why}"
-    return {**row, "flagged": flagged, "reason": f"{text} (first: {first})",
-            "first": {"result": "fail", "reason": first},
-            "retry": {"outcome": outcome, "result": got, "reason": why,
-                      "stock_result": stock_got, "stock_reason": stock_why}}
+    got = on_retry(variant, row.point.key)
+    stock = on_retry(suites[row.baseline], row.point.key)
+    outcome, flagged, text = _outcome(row, got, stock)
+    return Regression(row.variant, row.baseline, row.point, f"{text} (first: {row.reason})",
+                      row.explained_by, flagged, row.reason, Retry(outcome, got, stock))
+
+
+def judged(suites):
+    """Every Regression of {name: SuiteVariant}, each flagged one judged by its retry."""
+    return [judge(r, suites) for r in first_rows(suites)]
 
 
 def regressions(variants):
-    """first_pass's rows, each flagged one judged again by its retry when it has one."""
-    return [_judge(r, variants) for r in first_pass(variants)]
+    """report.json's lttng_suite_regressions of its `variants`: judged(), as JSON."""
+    return [r.to_json() for r in judged(entry.read(variants))]
+
+
+def _nothing(suites):
+    """The Regression of each suite in which no point passed or skipped."""
+    rows = []
+    for name, v in suites.items():
+        if v.suite is not None and v.suite.judged_nothing():
+            first = next((p.reason for p in v.suite.points if p.reason), "no point")
+            rows.append(Regression(name, None, None, f"no point passed or skipped: {first}",
+                                   None, True))
+    return rows
+
+
+def _lost_here(v, base, point):
+    """The Regression of stock `base`'s passing `point` on SuiteVariant `v`, or None."""
+    got = result_here(v.suite.by_key(), point.key)
+    if not got.status.failed:
+        return None
+    feature = explained_by(v, point.script)
+    both = base.suite.cut_scripts().get(point.script) \
+        if got.status is PointStatus.CUT_SHORT else None
+    reason = got.reason
+    if feature:
+        reason = f"lost feature: {feature.value} (coverage table); {reason}".rstrip("; ")
+    elif both:
+        reason = (f"not a kernel difference: {base.name}'s run of the script was cut "
+                  f"short too ({both}); {reason}")
+    return Regression(v.name, base.name, point, reason, feature,
+                      feature is None and both is None)
+
+
+def first_rows(suites):
+    """The Regressions of {name: SuiteVariant} as the first run of each suite has them
+    (the retry phase plans from these): a suite that judged nothing, then every point
+    that passes on the stock variant of a kernel line and fails on another of it."""
+    rows = _nothing(suites)
+    stock = {v.kernel_line: v for v in suites.values()
+             if v.role == "stock" and v.suite is not None}
+    for v in suites.values():
+        base = stock.get(v.kernel_line)
+        if base is None or base.name == v.name or v.suite is None:
+            continue
+        for point in base.suite.points:
+            if point.status is PointStatus.PASSED:
+                row = _lost_here(v, base, point)
+                if row is not None:
+                    rows.append(row)
+    return rows
 
 
 def first_pass(variants):
-    """Rows {variant, baseline, point, reason, explained_by, flagged}: every point that
-    passes on the stock variant of a kernel line and fails on another variant of it,
-    as the first run of each suite has it (the retry phase plans from these)."""
-    rows = []
-    for name, v in variants.items():
-        tests = (v.get("lttng_suite") or {}).get("tests")
-        if tests is not None and not any(t["result"] in ("pass", "skip") for t in tests):
-            # nothing ran (no guest came up, no build): no baseline, nothing judged
-            first = next((t.get("reason") for t in tests if t.get("reason")), "no point")
-            rows.append({"variant": name, "baseline": None, "point": "suite",
-                         "reason": f"no point passed or skipped: {first}",
-                         "explained_by": None, "flagged": True})
-    stock = {v.get("kernel_line"): n for n, v in variants.items()
-             if v.get("role") == "stock" and v.get("lttng_suite")}
-    for name, v in variants.items():
-        base = stock.get(v.get("kernel_line"))
-        if base is None or base == name or not v.get("lttng_suite"):
-            continue
-        passed = [t["name"] for t in variants[base]["lttng_suite"].get("tests", [])
-                  if t["result"] == "pass"]
-        here, stock_cut = points(v["lttng_suite"]), cut_scripts(variants[base]["lttng_suite"])
-        for point in passed:
-            result, reason = _result_here(here, _key(point))
-            if result != "fail":
-                continue
-            feature = explained_by(v, point)
-            both = stock_cut.get(_script(point)) if reason.startswith(CUT_SHORT) else None
-            if feature:
-                reason = f"lost feature: {feature} (coverage table); {reason}".rstrip("; ")
-            elif both:
-                reason = (f"not a kernel difference: {base}'s run of the script was cut "
-                          f"short too ({both}); {reason}")
-            rows.append({"variant": name, "baseline": base, "point": point,
-                         "reason": reason, "explained_by": feature,
-                         "flagged": feature is None and both is None})
-    return rows
+    """report.json's variants' first_rows, as JSON."""
+    return [r.to_json() for r in first_rows(entry.read(variants))]

@@ -18,7 +18,8 @@ from pathlib import Path
 
 from ...errors import HarnessError
 from ...progress import say
-from . import compare, runner as suiterun
+from . import compare, entry, runner as suiterun
+from .tap import NOT_RUN_DESC, PointStatus, SuitePoint
 
 
 @dataclass(frozen=True)
@@ -32,22 +33,21 @@ def plan(variants):
     """The Asks of report.json's `variants` (first runs only), in their order: each
     variant's scripts with a flagged point, and its line's stock with the scripts of
     every variant of the line."""
-    rows = [r for r in compare.first_pass(variants) if r["flagged"]]
-    judged_nothing = {r["variant"] for r in rows if r["point"] == "suite"}
+    rows = [r for r in compare.first_rows(entry.read(variants)) if r.flagged]
+    judged_nothing = {r.variant for r in rows if r.point is None}
     want = {}
     for r in rows:
-        if r["point"] == "suite" or r["variant"] in judged_nothing:
+        if r.point is None or r.variant in judged_nothing:
             continue
-        script = r["point"].split(":", 1)[0]
-        for name in (r["variant"], r["baseline"]):
-            want.setdefault(name, set()).add(script)
+        for name in (r.variant, r.baseline):
+            want.setdefault(name, set()).add(r.point.script)
     return tuple(Ask(n, tuple(sorted(want[n]))) for n in variants if n in want)
 
 
 def _failed(err):
-    """A retry whose runner raised, as run.run_or_failure records a failed step."""
-    return {"error": err.step, "tests": [{"name": "suite:0 (not run)", "result": "fail",
-                                          "reason": err.one_line()}]}
+    """A retry whose runner raised, as runner.run_or_failure records a failed step."""
+    point = SuitePoint("suite", 0, PointStatus.FAILED, NOT_RUN_DESC, err.one_line())
+    return {"error": err.step, "tests": [point.to_json()]}
 
 
 def run(asks, runner):
@@ -91,9 +91,9 @@ def phase(results, runner):
     new = attach(results, run(asks, runner))
     variants.update({r.name: r.to_json() for r in new})
     outcomes = {}
-    for row in compare.regressions(variants):
-        if row.get("retry"):
-            outcomes[row["retry"]["outcome"]] = outcomes.get(row["retry"]["outcome"], 0) + 1
+    for row in compare.judged(entry.read(variants)):
+        if row.retry is not None:
+            outcomes[row.retry.outcome.value] = outcomes.get(row.retry.outcome.value, 0) + 1
     say("suite-retry", "flagged points run again: " + (", ".join(
         f"{k} {n}" for k, n in sorted(outcomes.items())) or "none judged"))
     return new

@@ -62,8 +62,7 @@ def run_suite(variant, tree, lttng_build_dir, vdir, opts, timeout=DEFAULT_TIMEOU
                  f"LTTng {variant.lttng_version}")
     boots = guest.run(tree, initrd_for, chosen, sdir, opts, timeout)
     results = guest.results(boots, chosen, timeout)
-    tests = [{"name": p.name, "result": p.result, "reason": p.reason}
-             for r in results for p in r.points]
+    tests = [p.to_json() for r in results for p in r.points]
     out = {"lttng_version": variant.lttng_version, "kernel": kernel_release(tree),
            "tools": tools.TOOLS.version, "timeout_s": timeout, "boots": len(boots),
            "faults": [b.fault for b in boots if b.fault],
@@ -89,6 +88,6 @@ def run_or_failure(variant, tree, lttng_build_dir, vdir, opts, timeout=DEFAULT_T
         if err.step in ("interrupted", "usage"):
             raise
         say("error", f"suite: {err.one_line()}")
+        point = tap.SuitePoint("suite", 0, tap.FAILED, tap.NOT_RUN_DESC, err.one_line())
         return {"lttng_version": variant.lttng_version, "error": err.step,
-                "tests": [{"name": "suite:0 (not run)", "result": "fail",
-                           "reason": err.one_line()}]}
+                "tests": [point.to_json()]}

@@ -4,7 +4,13 @@ stock variant (compare.py) and every failing point."""
 
 from html import escape as ESC
 
-from ...report import mdtables
+from ... import mdtables
+from .tap import SuitePoint
+
+
+def _script(t):
+    """The script of report.json's point `t`."""
+    return SuitePoint.from_json(t).script
 
 
 def collect(variants):
@@ -13,7 +19,7 @@ def collect(variants):
 
 
 def _counts(entry, script):
-    tests = [t for t in entry.get("tests", []) if t["name"].split(":", 1)[0] == script]
+    tests = [t for t in entry.get("tests", []) if _script(t) == script]
     if not tests:
         return ""
     n = {k: sum(t["result"] == k for t in tests) for k in ("pass", "fail", "skip")}
@@ -29,7 +35,7 @@ def table(report):
     scripts = []
     for e in suite.values():
         for t in e.get("tests", []):
-            s = t["name"].split(":", 1)[0]
+            s = _script(t)
             if s not in scripts:
                 scripts.append(s)
     return ["script"] + names, [[s] + [_counts(suite[n], s) for n in names] for s in scripts]
@@ -59,7 +65,7 @@ def _fold(bad, unrun):
     keys = {(n, script) for script, _, names in unrun for n in names}
     shown, folded = [], {}
     for n, t in bad:
-        key = (n, t["name"].split(":", 1)[0])
+        key = (n, _script(t))
         if key in keys:
             folded[key] = folded.get(key, 0) + 1
         else:

@@ -20,7 +20,8 @@ from ...prepare import cache as cachemod
 from ...errors import HarnessError
 from ...proc import discard, run_logged
 from ...progress import say
-from ..supply.archive import Pin, source
+from ...prepare.pins import Pin
+from ..supply.archive import source
 from .rootfs import is_elf
 
 # Debian 12's lttng-tools source (the userspace the LTTng boots run), checksums
@@ -34,6 +35,7 @@ MAKE = ("-j2", "LDFLAGS=-no-install")
 PROGRAMS = ("src/bin/lttng/lttng", "src/bin/lttng-sessiond/lttng-sessiond",
             "src/bin/lttng-consumerd/lttng-consumerd", "src/bin/lttng-relayd/lttng-relayd")
 LAYOUT_VERSION = "2"
+KIND = "lttng/tools"        # its kind in the build cache (prepare/cachelayout.py)
 
 
 def key():
@@ -51,15 +53,16 @@ def _beat(log):
 def build(cache):
     """The built lttng-tools tree (<cache>/lttng/tools/<key>/tree), built once."""
     k = key()
-    out = Path(cache) / "lttng" / "tools" / k
+    out = Path(cache) / KIND / k
     with cachemod.entry(out.parent / f"{k}.lock", (out / "done").exists) as e:
         if not e.missing:
+            cachemod.used(KIND, cache, k)
             return out / "tree"
         if out.exists():
             discard(out)
         out.mkdir(parents=True)
         log = out / "build.log"
-        tarball = source(TOOLS, cache, out / "source", log)
+        tarball = source(TOOLS, cache, out / "source", log, step="suite")
         (out / "unpack").mkdir()
         run_logged("suite", ["tar", "-xf", str(tarball), "-C", str(out / "unpack")], log)
         (top,) = [d for d in (out / "unpack").iterdir() if d.is_dir()]
@@ -80,7 +83,8 @@ def build(cache):
         (out / "facts").write_text(f"version={TOOLS.version}\nbuild_seconds={secs}\n")
         (out / "done").write_text(k + "\n")
         say("suite", f"built lttng-tools in {secs} s")
-        e.built()
+        e.built(KIND, cache, k)
+        cachemod.after_new_entry(cache)     # never this build: its lock is held
         return tree
 
 

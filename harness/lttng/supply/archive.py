@@ -11,33 +11,20 @@ pinned sha256."""
 import fcntl
 import os
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
+from ...prepare.cachelayout import touch_used
 from ...prepare.digest import file_digest
+from ...prepare.pins import MIRROR
 from ...errors import HarnessError
-from ...proc import run_logged
+from ...proc import StepTimeout, run_logged
 from ...progress import say
 
-MIRROR = "http://deb.debian.org/debian"
+# Seconds an apt-get download, source or update may take: generous (trixie's lists
+# take about a minute on a slow line), but finite, so a stalled mirror stops the
+# step with one line instead of hanging CI.
+APT_TIMEOUT = 15 * 60
 KEYRING = Path("/usr/share/keyrings/debian-archive-keyring.gpg")
-
-
-@dataclass(frozen=True)
-class Pin:
-    """One package at one version, with the sha256 of its .deb."""
-    package: str
-    version: str        # Debian's version, e.g. 2.13.18-1+deb13u1
-    sha256: str
-    suite: str = ""     # "": the host's own apt; else a private configuration for it
-
-    @property
-    def spec(self):
-        return f"{self.package}={self.version}"
-
-    @property
-    def where(self):
-        return f"{self.suite}'s archive ({MIRROR})" if self.suite else "the host's apt sources"
 
 
 def apt_conf(root):
@@ -89,11 +76,13 @@ class PrivateApt:
     def has_lists(self):
         return any((self.root / "state" / "lists").glob("*_Packages*"))
 
-    def update(self, log):
+    def update(self, log, what, step="lttng"):
+        """apt-get update of this suite, for `what` (the package it is wanted for)."""
         if not KEYRING.is_file():
-            raise HarnessError("lttng", f"{KEYRING} missing: install debian-archive-keyring")
-        say("lttng", f"apt-get update of {self.suite} (private configuration {self.root})")
-        run_logged("lttng", ["apt-get", "update"], log, env=self.env())
+            raise HarnessError(step, f"{KEYRING} missing: install debian-archive-keyring")
+        say(step, f"apt-get update of {self.suite} (private configuration {self.root})")
+        apt_get(step, ["apt-get", "update"], log, f"{self.suite}'s lists for {what}",
+                env=self.env())
 
     def versions(self, package, index="Packages"):
         """The versions of `package` this configuration's index knows."""
@@ -108,71 +97,88 @@ def _madison(package, env=None, index="Packages"):
                    if line.count("|") >= 2 and line.rstrip().endswith(index)})
 
 
-def _acquire(pin, cache, dest, log, argv, index):
+def apt_get(step, argv, log, what, cwd=None, env=None):
+    """Run apt-get `argv` for `what` (the package or packages it fetches), at most
+    APT_TIMEOUT seconds: past that, one HarnessError(step) line naming `what` and the
+    timeout. A failure is run_logged's HarnessError."""
+    try:
+        run_logged(step, argv, log, cwd=cwd, env=env, timeout=APT_TIMEOUT)
+    except StepTimeout as err:
+        raise HarnessError(step, f"{' '.join(argv[:2])} of {what} took longer than "
+                                 f"{APT_TIMEOUT} s: is the mirror reachable?", log) from err
+
+
+def _acquire(pin, cache, dest, log, argv, index, step):
     """Run apt-get `argv` in `dest` for `pin`, through its suite's private configuration
     (its lists fetched when missing, refreshed once when the version is not found), or
-    the host's apt. One HarnessError line when the archive no longer has the version."""
+    the host's apt. One HarnessError line when the archive no longer has the version,
+    or when apt-get takes longer than APT_TIMEOUT."""
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
-    say("lttng", f"{' '.join(argv)} from {pin.where}")
+    say(step, f"{' '.join(argv)} from {pin.where}")
     if pin.suite:
         apt = PrivateApt(cache, pin.suite)
         apt.root.mkdir(parents=True, exist_ok=True)
         with open(apt.root.parent / f"{pin.suite}.lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
+            fcntl.flock(lock, fcntl.LOCK_EX)    # also what eviction tries (cache.py)
+            touch_used(apt.root.parent, pin.suite)
             apt._setup()
             if not apt.has_lists():
-                apt.update(log)
-            ok = _try(argv, dest, log, apt.env())
+                apt.update(log, pin.spec, step)
+            ok = _try(step, argv, dest, log, apt.env(), pin)
             if not ok:
-                apt.update(log)          # the lists may be older than the archive
-                ok = _try(argv, dest, log, apt.env())
+                apt.update(log, pin.spec, step)      # the lists may be older than the archive
+                ok = _try(step, argv, dest, log, apt.env(), pin)
             known = None if ok else apt.versions(pin.package, index)
     else:
-        ok = _try(argv, dest, log, None)
+        ok = _try(step, argv, dest, log, None, pin)
         known = None if ok else _madison(pin.package, None, index)
     if not ok:
         has = ", ".join(known) if known else "no version at all"
-        raise HarnessError("lttng", f"{pin.where} no longer has {pin.package} {pin.version} "
-                                    f"(it has: {has}); pin another version in "
-                                    f"harness/lttng/supply/fetch.py", log)
+        raise HarnessError(step, f"{pin.where} no longer has {pin.package} {pin.version} "
+                                 f"(it has: {has}); pin another version in "
+                                 f"harness/lttng/supply/fetch.py", log)
     return dest
 
 
-def _checked(pin, dest, pattern, log, what):
+def _checked(pin, dest, pattern, log, what, step):
     """The one file of `dest` matching `pattern`, whose sha256 must be the pin's."""
     found = sorted(p for p in dest.glob(pattern) if not p.name.endswith(".asc"))  # signatures
     if len(found) != 1:
-        raise HarnessError("lttng", f"{what} {pin.spec} left {len(found)} files "
-                                    f"matching {pattern} in {dest}", log)
+        raise HarnessError(step, f"{what} {pin.spec} left {len(found)} files "
+                                 f"matching {pattern} in {dest}", log)
     got = file_digest(found[0])
     if got != pin.sha256:
-        raise HarnessError("lttng", f"{found[0].name}: sha256 {got} is not the pinned "
-                                    f"{pin.sha256}", log)
+        raise HarnessError(step, f"{found[0].name}: sha256 {got} is not the pinned "
+                                 f"{pin.sha256}", log)
     return found[0]
 
 
-def download(pin, cache, dest, log):
+def download(pin, cache, dest, log, step="lttng"):
     """Download the binary package `pin` into `dest`; return the checked .deb."""
-    dest = _acquire(pin, cache, dest, log, ["apt-get", "download", pin.spec], "Packages")
+    dest = _acquire(pin, cache, dest, log, ["apt-get", "download", pin.spec], "Packages",
+                    step)
     return _checked(pin, dest, f"{pin.package}_{pin.version.split(':')[-1]}_*.deb", log,
-                    "apt-get download")
+                    "apt-get download", step)
 
 
-def source(pin, cache, dest, log):
+def source(pin, cache, dest, log, step="lttng"):
     """Download the source package `pin` (.dsc and tarballs, which apt checks against
     the suite's Sources index) into `dest`; return its upstream tarball, whose sha256
     is the pin's."""
     dest = _acquire(pin, cache, dest, log, ["apt-get", "source", "--download-only", pin.spec],
-                    "Sources")
+                    "Sources", step)
     upstream = pin.version.split(":")[-1].rsplit("-", 1)[0]
     return _checked(pin, dest, f"{pin.package}_{upstream}.orig.tar.*", log,
-                    "apt-get source")
+                    "apt-get source", step)
 
 
-def _try(argv, cwd, log, env):
+def _try(step, argv, cwd, log, env, pin):
+    """Did apt-get `argv` succeed? A timeout is no failure to try again: it raises."""
     try:
-        run_logged("lttng", argv, log, cwd=cwd, env=env)
+        apt_get(step, argv, log, pin.spec, cwd=cwd, env=env)
         return True
-    except HarnessError:
+    except HarnessError as err:
+        if isinstance(err.__cause__, StepTimeout):
+            raise
         return False

@@ -4,30 +4,18 @@
 lttng-modules comes in the versions of RELEASES, each pinned (archive.py): a
 variant names one in its [lttng] table (`version`)."""
 
-import fcntl
 import hashlib
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
 from ...errors import HarnessError
-from ...proc import run_logged
+from ...prepare import cache as cachemod
+from ...proc import discard
 from ...progress import say
-from .archive import Pin, download
+from ...prepare.pins import DEFAULT_VERSION, RELEASES
+from .archive import apt_get, download
 
-MODULES_PACKAGE = "lttng-modules-dkms"
-# LTTng version -> the pinned .deb of its source (sha256 from the suite's Packages index)
-RELEASES = {
-    # Debian 12's shipped tracer, from the host's own apt
-    "2.13.9": Pin(MODULES_PACKAGE, "2.13.9-1+deb12u1",
-                  "385d40aa872c30a76d49d14be564d8043d92e929d56e9172ef22ff2082bb356d"),
-    # Debian 13's: the first of Debian's LTTng releases that builds on 6.12
-    "2.13.18": Pin(MODULES_PACKAGE, "2.13.18-1+deb13u1",
-                   "2ed7e853b8c01d67335d6c8659f245741dffd5379318559b3f2abeb6e2723eb8",
-                   suite="trixie"),
-}
-DEFAULT_VERSION = "2.13.9"
 # lttng-tools and the closure of the shared libraries its three programs link
 # (readelf NEEDED, resolved inside the unpacked tree: see guestroot.py).
 USERSPACE_PACKAGES = (
@@ -41,18 +29,21 @@ def _key(packages):
     return hashlib.sha256("\n".join(packages).encode()).hexdigest()[:16]
 
 
+KIND = "lttng/debs"         # its kind in the build cache (prepare/cachelayout.py)
+
+
 def _unpacked(cache, what, key, fetch):
     """One root with the packages `fetch(debs_dir, log)` downloads (a list of .deb)
-    unpacked into it; cached by `what` and `key`."""
-    out = Path(cache) / "lttng" / "debs" / f"{what}-{key}"
+    unpacked into it; an entry of the build cache (cache.entry()) named `what`-`key`."""
+    name = f"{what}-{key}"
+    out = cachemod.entry_path(cache, KIND, name)
     done = out / "done"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with open(out.parent / f"{what}-{key}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if done.exists():
+    with cachemod.entry(cachemod.lock_path(cache, KIND, name), done.exists) as e:
+        if not e.missing:
+            cachemod.used(KIND, cache, name)
             return out / "root"
         if out.exists():
-            shutil.rmtree(out)
+            discard(out)
         (out / "debs").mkdir(parents=True)
         debs = fetch(out / "debs", out / "download.log")
         (out / "root").mkdir()
@@ -63,7 +54,9 @@ def _unpacked(cache, what, key, fetch):
                 raise HarnessError("lttng", f"dpkg -x {deb.name}: {p.stderr.strip()[:200]}")
         (out / "packages").write_text("\n".join(d.name for d in debs) + "\n")
         done.write_text(key + "\n")
+        e.built(KIND, cache, name)
         say("lttng", f"unpacked {len(debs)} packages into {out / 'root'}")
+        cachemod.after_new_entry(cache)     # never this root: its lock is held
         return out / "root"
 
 
@@ -71,7 +64,8 @@ def _host_packages(packages):
     """A fetch of `packages` (unpinned names) from the host's apt."""
     def fetch(debs_dir, log):
         say("lttng", f"apt-get download {' '.join(packages)}")
-        run_logged("lttng", ["apt-get", "download", *packages], log, cwd=debs_dir)
+        apt_get("lttng", ["apt-get", "download", *packages], log, ", ".join(packages),
+                cwd=debs_dir)
         debs = sorted(debs_dir.glob("*.deb"))
         if len(debs) != len(packages):
             raise HarnessError("lttng", f"apt-get download gave {len(debs)} packages for "

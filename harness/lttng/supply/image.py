@@ -8,6 +8,7 @@ import subprocess
 import threading
 from pathlib import Path
 
+from ...prepare import cache as cachemod
 from ...prepare import initramfs as base
 from ... import paths
 from ...errors import HarnessError
@@ -91,32 +92,50 @@ def build(tree, build_dir, userspace, scenario, workdir, cache, variant, series,
     return pack(text, tree, cache, workdir / "lttng-initramfs", variant)
 
 
+KIND = "lttng/initramfs"    # its kind in the build cache (prepare/cachelayout.py)
+
+
 def pack(text, tree, cache, out, variant, step="lttng"):
-    """Write `out`.list and `out`.cpio (packed by the tree's gen_init_cpio, cached by
-    content under <cache>/lttng/initramfs; `cache` None: packed into `out` only)
-    and return the .cpio."""
+    """Write `out`.list and `out`.cpio (packed by the tree's gen_init_cpio) and return
+    the .cpio. With a `cache`, the image is an entry of it (cache.entry()), keyed by
+    content: packed once under its exclusive lock, then copied; `cache` None: packed
+    into `out` only."""
     listing = out.with_suffix(".list")
     listing.write_text(text)
-    key = base.content_key(text, tree.gen_init_cpio)
+    target = out.with_suffix(".cpio")
     if cache is None:
-        cached = out.with_suffix(".cpio")
-        if cached.exists():
-            cached.unlink()
-    else:
-        cached = Path(cache) / "lttng" / "initramfs" / f"{key}.cpio"
-    cached.parent.mkdir(parents=True, exist_ok=True)
-    if not cached.exists():
-        tmp = cached.with_suffix(f".tmp{os.getpid()}-{threading.get_ident()}")
+        target.unlink(missing_ok=True)
+        _gen_init_cpio(tree, listing, target, step)
+        say(step, f"{variant}: built {target.name}, {target.stat().st_size // 1024} KiB")
+        return target
+    key = base.content_key(text, tree.gen_init_cpio)
+    cached = cachemod.entry_path(cache, KIND, key)
+    with cachemod.entry(cachemod.lock_path(cache, KIND, key), cached.exists) as e:
+        if not e.missing:
+            cachemod.used(KIND, cache, key)
+        else:
+            _gen_init_cpio(tree, listing, cached, step)
+            e.built(KIND, cache, key, variant)
+            say(step, f"{variant}: built {out.name} {cached.name}, "
+                      f"{cached.stat().st_size // 1024} KiB")
+        shutil.copyfile(cached, target)
+        if e.missing:
+            cachemod.after_new_entry(cache)     # never this image: its lock is held
+    return target
+
+
+def _gen_init_cpio(tree, listing, dest, step):
+    """Pack `listing` into `dest` (a temporary file renamed into place)."""
+    tmp = dest.with_suffix(f".tmp{os.getpid()}-{threading.get_ident()}")
+    try:
         with open(tmp, "wb") as f:
             p = subprocess.run([str(tree.gen_init_cpio), str(listing)],
                                stdout=f, stderr=subprocess.PIPE)
-        if p.returncode != 0:
-            tmp.unlink()
-            raise HarnessError(step, f"gen_init_cpio exited {p.returncode}: "
-                               f"{p.stderr.decode(errors='replace').strip()[:300]}")
-        tmp.replace(cached)
-        say(step, f"{variant}: built {out.name} {cached.name}, "
-                  f"{cached.stat().st_size // 1024} KiB")
-    if cached != out.with_suffix(".cpio"):
-        shutil.copyfile(cached, out.with_suffix(".cpio"))
-    return out.with_suffix(".cpio")
+    except OSError as err:
+        tmp.unlink(missing_ok=True)
+        raise HarnessError(step, f"cannot run {tree.gen_init_cpio}: {err.strerror}") from err
+    if p.returncode != 0:
+        tmp.unlink()
+        raise HarnessError(step, f"gen_init_cpio exited {p.returncode}: "
+                           f"{p.stderr.decode(errors='replace').strip()[:300]}")
+    tmp.replace(dest)

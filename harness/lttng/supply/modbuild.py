@@ -4,7 +4,6 @@ tree key + lttng source digest + the patches/lttng series applied + build switch
 import hashlib
 import os
 import shutil
-import subprocess
 import threading
 import time
 from pathlib import Path
@@ -12,7 +11,7 @@ from pathlib import Path
 from ... import paths
 from ...prepare import cache as cachemod
 from ...errors import HarnessError
-from ...proc import discard, run_logged
+from ...proc import discard, run_logged, tool_output
 from ...progress import say
 from . import fetch, reuse, treemods
 
@@ -72,78 +71,124 @@ def _beat(log):
     say("lttng", f"build: {n} objects so far")
 
 
+KIND = "lttng/modules"      # its kind in the build cache (prepare/cachelayout.py)
+
+
+def source_digest(src):
+    """The content digest of the unpacked LTTng source `src`, computed once and kept
+    beside it in <src>.digest: written under that file's entry lock, to a temporary
+    file renamed into place, so no reader sees it half-written, and an empty file
+    (left by an older writer stopped midway) is computed again."""
+    f = src.parent / f"{src.name}.digest"
+
+    def complete():
+        return f.is_file() and f.read_text().strip() != ""
+
+    with cachemod.entry(src.parent / f"{src.name}.digest.lock", complete) as e:
+        if e.missing:
+            tmp = f.with_name(f"{f.name}.tmp{os.getpid()}-{threading.get_ident()}")
+            tmp.write_text(fetch.digest_tree(src) + "\n")
+            tmp.replace(f)
+            e.built()
+        return f.read_text().strip()
+
+
+def _staged(out):
+    return (out / "stage" / f".staged-v{STAGE_VERSION}").exists()
+
+
 def build(tree, series_name, cache, kallsyms=True, patches_root=None,
           version=fetch.DEFAULT_VERSION, fresh=False):
     """Return the build directory of lttng-modules `version`: ko/ (with debug info), stage/
     (stripped .ko under lib/modules/<release>/extra and depmod's files), build.log.
     A recorded build with the same inputs from the tree is reused (reuse.py) unless
-    `fresh`: then LTTng is compiled, under a key of its own (the reuse proof's)."""
+    `fresh`: then LTTng is compiled, under a key of its own (the reuse proof's).
+
+    An entry of the cache (cache.entry()): complete once built and staged at
+    STAGE_VERSION. A build staged by an older STAGE_VERSION is restaged, and only
+    under the entry's exclusive lock, never while anyone holds it shared."""
     src = fetch.modules_source(cache, version)
-    digest_file = src.parent / f"{src.name}.digest"
-    if not digest_file.exists():
-        digest_file.write_text(fetch.digest_tree(src) + "\n")
+    src_digest = source_digest(src)
     patches = series(series_name, patches_root)
-    src_digest = digest_file.read_text().strip()
     key = build_key(tree, src_digest + ("\0fresh" if fresh else ""), patches, kallsyms)
     base = base_key(src_digest, patches, kallsyms)
-    out = Path(cache) / "lttng" / "modules" / key
-    with cachemod.entry(out.parent / f"{key}.lock", (out / "done").exists) as e:
+    out = Path(cache) / KIND / key
+    with cachemod.entry(out.parent / f"{key}.lock",
+                        lambda: (out / "done").exists() and _staged(out)) as e:
         if not e.missing:
+            cachemod.used(KIND, cache, key)
             say("lttng", f"{tree.variant}: cached LTTng build {key} ({series_name})")
-            stage(out, tree)
             return out
-        if out.exists():
-            discard(out)
-        out.mkdir()
-        if reuse.enabled() and not fresh:
-            donor, differ = reuse.find(cache, base, tree.src)
+        if (out / "done").exists():
+            say("lttng", f"{tree.variant}: restaging LTTng build {key} (stage layout "
+                         f"{STAGE_VERSION})")
+            stage(out, tree)
+        else:
+            if out.exists():
+                discard(out)
+            out.mkdir(parents=True)
+            donor = _donor(cache, base, tree, fresh)
             if donor:
                 _reuse(out, out.parent / donor, tree, key)
-                e.built()
-                return out
-            if differ:
-                say("lttng", f"{tree.variant}: LTTng's inputs changed since the last build "
-                             f"({len(differ)} files, e.g. {', '.join(differ[:3])}): rebuilding")
-        log = out / "build.log"
-        work = out / "src"
-        shutil.copytree(src, work, symlinks=True)
-        for p in patches:
-            run_logged("lttng", ["patch", "-p1", "--forward", "--batch", "-i", str(p)], log,
-                       cwd=work)
-        # -j2 since 0eb2958 (no reason recorded): the project's machines have 2 cores
-        # (docs/costs.md), and the LTTng builds of two variants may run at once
-        argv = ["make", "-j2", f"KERNELDIR={tree.src}"]
-        if not kallsyms:
-            argv.append("CONFIG_LTTNG_KALLSYMS=n")
-        say("lttng", f"{tree.variant}: building LTTng {version} "
-                     f"(series {series_name}, kallsyms={'on' if kallsyms else 'off'}) in {work}")
-        t0 = time.monotonic()
-        run_logged("lttng", argv, log, cwd=work, beat=_beat, beat_every=30)
-        kos = sorted(work.rglob("*.ko"))
-        if not kos:
-            raise HarnessError("lttng", "make succeeded but built no .ko", log)
-        (out / "ko").mkdir()
-        release = kernel_release(tree)
-        for ko in kos:
-            shutil.copy2(ko, out / "ko" / ko.name)
-        symvers = work / "src" / "Module.symvers"    # M=src (LTTng's top Makefile)
-        if not symvers.is_file():
-            raise HarnessError("lttng", f"make succeeded but wrote no {symvers}", log)
-        shutil.copy2(symvers, out / "ko" / "Module.symvers")
-        stage(out, tree)
-        inputs = reuse.record(out, work, tree.src)
-        shutil.rmtree(work)         # 46 MB of objects; the .ko stay in ko/
-        secs = round(time.monotonic() - t0, 1)
-        (out / "facts").write_text(f"version={version}\nseries={series_name}\n"
-                                   f"kallsyms={kallsyms}\n"
-                                   f"tree={tree.key}\nrelease={release}\nkos={len(kos)}\n"
-                                   f"build_seconds={secs}\n")
-        (out / "done").write_text(key + "\n")
-        reuse.register(cache, base, key)
-        say("lttng", f"{tree.variant}: built {len(kos)} LTTng modules in {secs} s "
-                     f"({inputs} inputs of the tree recorded)")
-        e.built()       # no kind of the build cache: only the downgrade
+            else:
+                _compile(out, src, patches, tree, (version, series_name, kallsyms, key))
+                reuse.register(cache, base, key)
+        e.built(KIND, cache, key, tree.variant)
+        cachemod.after_new_entry(cache)     # never this build: its lock is held
         return out
+
+
+def _donor(cache, base, tree, fresh):
+    """The key of a build this one can reuse (reuse.py), or None."""
+    if not reuse.enabled() or fresh:
+        return None
+    donor, differ = reuse.find(cache, base, tree.src)
+    if not donor and differ:
+        say("lttng", f"{tree.variant}: LTTng's inputs changed since the last build "
+                     f"({len(differ)} files, e.g. {', '.join(differ[:3])}): rebuilding")
+    return donor
+
+
+def _compile(out, src, patches, tree, what):
+    """Patch, build and stage LTTng in `out`, the completion marker written last."""
+    version, series_name, kallsyms, key = what
+    log = out / "build.log"
+    work = out / "src"
+    shutil.copytree(src, work, symlinks=True)
+    for p in patches:
+        run_logged("lttng", ["patch", "-p1", "--forward", "--batch", "-i", str(p)], log,
+                   cwd=work)
+    # -j2 since 0eb2958 (no reason recorded): the project's machines have 2 cores
+    # (docs/costs.md), and the LTTng builds of two variants may run at once
+    argv = ["make", "-j2", f"KERNELDIR={tree.src}"]
+    if not kallsyms:
+        argv.append("CONFIG_LTTNG_KALLSYMS=n")
+    say("lttng", f"{tree.variant}: building LTTng {version} "
+                 f"(series {series_name}, kallsyms={'on' if kallsyms else 'off'}) in {work}")
+    t0 = time.monotonic()
+    run_logged("lttng", argv, log, cwd=work, beat=_beat, beat_every=30)
+    kos = sorted(work.rglob("*.ko"))
+    if not kos:
+        raise HarnessError("lttng", "make succeeded but built no .ko", log)
+    (out / "ko").mkdir()
+    release = kernel_release(tree)
+    for ko in kos:
+        shutil.copy2(ko, out / "ko" / ko.name)
+    symvers = work / "src" / "Module.symvers"    # M=src (LTTng's top Makefile)
+    if not symvers.is_file():
+        raise HarnessError("lttng", f"make succeeded but wrote no {symvers}", log)
+    shutil.copy2(symvers, out / "ko" / "Module.symvers")
+    stage(out, tree)
+    inputs = reuse.record(out, work, tree.src)
+    shutil.rmtree(work)         # 46 MB of objects; the .ko stay in ko/
+    secs = round(time.monotonic() - t0, 1)
+    (out / "facts").write_text(f"version={version}\nseries={series_name}\n"
+                               f"kallsyms={kallsyms}\n"
+                               f"tree={tree.key}\nrelease={release}\nkos={len(kos)}\n"
+                               f"build_seconds={secs}\n")
+    (out / "done").write_text(key + "\n")
+    say("lttng", f"{tree.variant}: built {len(kos)} LTTng modules in {secs} s "
+                 f"({inputs} inputs of the tree recorded)")
 
 
 def reused_from(out):
@@ -159,15 +204,16 @@ def _reuse(out, donor, tree, key):
     """Make `out` the build `donor` made from the same inputs (reuse.py): its modules
     (hard links: a build's files are never rewritten), staged for this tree."""
     (out / "ko").mkdir()
-    for f in sorted((donor / "ko").iterdir()):
-        os.link(f, out / "ko" / f.name)
-    shutil.copy2(donor / reuse.MANIFEST, out / reuse.MANIFEST)
+    with cachemod.hold([donor]):        # not evicted while its files are linked
+        for f in sorted((donor / "ko").iterdir()):
+            os.link(f, out / "ko" / f.name)
+        shutil.copy2(donor / reuse.MANIFEST, out / reuse.MANIFEST)
+        log = (donor / "build.log").read_text(errors="replace")
+        facts = (donor / "facts").read_text()
     (out / "build.log").write_text(f"ksymlab: not rebuilt: every input LTTng read from the "
                                    f"tree equals build {donor.name}'s ({reuse.MANIFEST}); "
-                                   "its log follows\n" + (donor / "build.log").read_text(
-                                       errors="replace"))
+                                   "its log follows\n" + log)
     stage(out, tree)
-    facts = (donor / "facts").read_text()
     facts = "".join(line + "\n" for line in facts.splitlines()
                     if not line.startswith(("tree=", "build_seconds=", "reused_from=")))
     (out / "facts").write_text(facts + f"tree={tree.key}\nreused_from={donor.name}\n"
@@ -186,7 +232,9 @@ def stage(out, tree):
     """stage/lib/modules/<release>/: the stripped .ko under extra/, the tree's
     modules.builtin, .builtin.modinfo and .order (libkmod refuses to load its
     resources when modules.builtin.bin is empty), and depmod's indexes, made by
-    depmod -b on the host into this directory only: nothing is loaded here."""
+    depmod -b on the host into this directory only: nothing is loaded here.
+    Called only under the build's exclusive entry lock (build()): it removes the
+    stage/ of an older layout."""
     marker = out / "stage" / f".staged-v{STAGE_VERSION}"
     if marker.exists():
         return out / "stage"
@@ -197,13 +245,11 @@ def stage(out, tree):
     (mods / "extra").mkdir(parents=True)
     kos = sorted((out / "ko").glob("*.ko"))
     for ko in kos:
-        subprocess.run(["strip", "--strip-debug", "-o", str(mods / "extra" / ko.name), str(ko)],
-                       check=True)
+        tool_output("lttng", ["strip", "--strip-debug", "-o", mods / "extra" / ko.name, ko])
     for rel in treemods.needed(kos, tree.src):
         dest = mods / "kernel" / rel
         dest.parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["strip", "--strip-debug", "-o", str(dest), str(Path(tree.src) / rel)],
-                       check=True)
+        tool_output("lttng", ["strip", "--strip-debug", "-o", dest, Path(tree.src) / rel])
     for name in ("modules.builtin", "modules.builtin.modinfo", "modules.order"):
         src = Path(tree.src) / name
         if src.exists():

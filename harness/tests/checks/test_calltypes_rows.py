@@ -56,11 +56,13 @@ def test_the_probe_module_row_fails_on_a_mismatch_only(docs):
 def test_the_lttng_row(docs):
     audit = {"modules": [], "flagged": []}
     check = {"findings_total": 0, "modules": []}
-    keys = {c.key: c for c in symaudit.rows(audit, check, False, docs["good"])}
+    keys = {c.key: c for c in symaudit.rows(audit, check, False, docs["good"], "2.13.9")}
     assert keys["symcheck/calltypes"].agrees
-    bad = {c.key: c for c in symaudit.rows(audit, check, False, docs["wrong_return"])}
+    bad = {c.key: c
+           for c in symaudit.rows(audit, check, False, docs["wrong_return"], "2.13.9")}
     assert bad["symcheck/calltypes"].disagrees
-    assert "symcheck/calltypes" not in {c.key for c in symaudit.rows(audit, check, False)}
+    assert "symcheck/calltypes" not in {
+        c.key for c in symaudit.rows(audit, check, False, None, "2.13.9")}
     assert symaudit.summary(audit, check, docs["good"])["calltypes"]["match"] == 7
 
 

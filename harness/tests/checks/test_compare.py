@@ -4,9 +4,9 @@ from dataclasses import replace
 import pytest
 
 from harness.checks import symbols, variant
-from harness.checks.enums import Agreement
+from harness.model.enums import Agreement
 from harness.guest import dataport
-from harness.checks.model import VariantResult
+from harness.model.results import VariantResult
 from harness.oracles import sched_prio
 from harness.oracles.readings import GdbReading
 

@@ -8,9 +8,9 @@ from dataclasses import replace
 import pytest
 
 from harness import paths
-from harness.checks.enums import Agreement, Label, Source
-from harness.checks.model import Check
-from harness.oracles import labels
+from harness.model.enums import Agreement, Label, Source
+from harness.model.results import Check
+from harness.checks import labels
 
 
 def test_agreement_is_true_false_null_in_json():

@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from harness.checks import bpf, variant, writeback
-from harness.checks.model import SAME_FUNCTION
+from harness.model.results import SAME_FUNCTION
 from harness.oracles import sched_prio
 from harness.oracles.readings import DirtySysctl
 from test_compare import TRUTH, as_report, cmp, data, failing, reading, with_memory

@@ -8,8 +8,8 @@ from harness.checks import pageblock
 from harness.guest import dataport
 from harness.guest.schema import Pageblock, Snapshots
 from harness.oracles.readings import GdbReading
-from harness.report import assemble, histograms, html
-from harness.checks.model import VariantResult
+from harness.report import assemble, histograms, html_maps
+from harness.model.results import VariantResult
 from harness.tests.readings_fixture import gdb_json, results, snapshot
 
 ORDER = 10
@@ -232,7 +232,7 @@ def test_report_histogram_table_and_map_cells():
     out = []
     assemble._migratetypes({"variants": {"t": v}}, out)
     assert "## Pageblocks per migratetype" in out
-    page = html.pageblock_map("t", v)
+    page = html_maps.pageblock_map("t", v)
     assert page.count('class="pb mt-4"') == 4 and page.count('class="pb mt-5"') == 4
     assert "Movable s2" in page
     # the state rows (skip bits, types, ...) are no cells

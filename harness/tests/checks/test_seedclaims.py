@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from harness import paths
-from harness.checks import seedclaims
+from harness.checks import seedclaims, seedparse
 from harness.prepare import symcheck
 
 FIXTURES = paths.REPO / "symcheck" / "tests" / "fixtures"
@@ -24,7 +24,7 @@ WAIVED = ("1/9", "7/9")         # superseded upstream: seeds.py waives their cla
 
 
 def test_claims_come_from_the_seed_patches():
-    got = {s: [c.text for c in seedclaims.claims(s)] for s in ALL}
+    got = {s: [c.text for c in seedparse.claims(s)] for s in ALL}
     assert got == {
         "1/9": [],
         "2/9": ["bpf_trace_run13 exported GPL-only"],
@@ -45,15 +45,15 @@ def test_claims_come_from_the_seed_patches():
                      "kallsyms_on_each_symbol exported GPL-only"],
     }
     # 13 parameters: the count seed 2/9 raises the BPF bound to
-    assert len(seedclaims.claims("3/9")[2].expected.split(", ")) == 13
+    assert len(seedparse.claims("3/9")[2].expected.split(", ")) == 13
 
 
 def test_an_edited_seed_patch_changes_its_claims(tmp_path):
     """The table cannot drift from the patches: the claims are their text."""
-    src = next(seedclaims.SEED_DIR.glob("006-*.patch")).read_text()
+    src = next(seedparse.SEED_DIR.glob("006-*.patch")).read_text()
     (tmp_path / "006.patch").write_text(src.replace("+EXPORT_SYMBOL_GPL(task_prio);",
                                                     "+EXPORT_SYMBOL(task_prio);"))
-    (c,) = seedclaims.claims("5/9", tmp_path)
+    (c,) = seedparse.claims("5/9", tmp_path)
     assert c.expected == "EXPORT_SYMBOL" and c.text == "task_prio exported to all"
 
 
@@ -61,10 +61,10 @@ def test_macro_exports_and_reverts_are_claims():
     diff = ("diff --git a/k.c b/k.c\n--- a/k.c\n+++ b/k.c\n@@ -1,3 +1,4 @@\n"
             " #define DEFN_x(x) \\\n \tvoid run##x(void) {} \\\n \tEXPORT_SYMBOL_GPL(run##x)\n"
             "+DEFN_x(13);\n-EXPORT_SYMBOL(old_one);\n")
-    seed, claims = seedclaims.claims_of("Subject: [RFC PATCH 2/9] x\n\n" + diff)
+    seed, claims = seedparse.claims_of("Subject: [RFC PATCH 2/9] x\n\n" + diff)
     assert seed == "2/9" and [(c.subject, c.expected) for c in claims] == \
         [("run13", "EXPORT_SYMBOL_GPL")]
-    seed, claims = seedclaims.claims_of("commit 0bd476e6c67190b5eb\n\n" + diff)
+    seed, claims = seedparse.claims_of("commit 0bd476e6c67190b5eb\n\n" + diff)
     assert seed == "0bd476e6" and [(c.subject, c.expected) for c in claims] == \
         [("old_one", "EXPORT_SYMBOL")]
 
@@ -287,7 +287,7 @@ def v2_failing(tmp_path, b):
 
 
 def test_the_v2_claims_come_from_patches_v2():
-    got = [c.text for s in V2 for c in seedclaims.claims(s)]
+    got = [c.text for s in V2 for c in seedparse.claims(s)]
     assert got == [
         "balance_dirty_pages(wb, dtc, dirty_ratelimit, task_ratelimit, dirtied, period, "
         "pause, start_time)",
@@ -304,8 +304,8 @@ def test_the_v2_claims_come_from_patches_v2():
         "__SCT__kvm_x86_get_segment_base exported GPL-only"]
     # the 6.12 port makes the same claims as the 6.1 patches they are checked against
     port = paths.REPO / "patches" / "6.12" / "v2"
-    assert [c.key for s in V2 for c in seedclaims.claims(s, port)] == \
-        [c.key for s in V2 for c in seedclaims.claims(s)]
+    assert [c.key for s in V2 for c in seedparse.claims(s, port)] == \
+        [c.key for s in V2 for c in seedparse.claims(s)]
 
 
 def test_new_export_forms_and_members_are_claims():
@@ -317,7 +317,7 @@ def test_new_export_forms_and_members_are_claims():
             "+struct moved {\n+\tint kept;\n+};\n"
             "diff --git a/m.c b/m.c\n--- a/m.c\n+++ b/m.c\n@@ -1,3 +1,1 @@\n"
             "-struct moved {\n-\tint kept;\n-};\n")
-    seed, claims = seedclaims.claims_of("Subject: [PATCH 3/8] x\n\n" + diff, "v2-")
+    seed, claims = seedparse.claims_of("Subject: [PATCH 3/8] x\n\n" + diff, "v2-")
     assert seed == "v2-3/8"
     assert [(c.subject, c.expected) for c in claims] == [
         ("__SCK__d", "EXPORT_SYMBOL"), ("__SCT__c", "EXPORT_SYMBOL_GPL"),

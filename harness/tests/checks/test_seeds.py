@@ -1,7 +1,7 @@
 from dataclasses import replace
 
-from harness.checks import seedclaims, seeds
-from harness.checks.model import Check, StepError, VariantResult
+from harness.checks import seedparse, seeds
+from harness.model.results import Check, StepError, VariantResult
 
 
 ALL = tuple(f"{i}/9" for i in range(1, 10))
@@ -63,10 +63,10 @@ def test_the_seed_patches_make_exactly_the_written_claims():
     """The claims read from patches/seeds/ and patches/v2/ are the ones this file writes
     out, and a superseded seed's (7/9 gendisk_name) are not among those checked."""
     parsed = [c.key for s in seeds.SEEDS if s["status"] != "superseded"
-              for c in seedclaims.claims(s["seed"])]
+              for c in seedparse.claims(s["seed"])]
     assert parsed == CLAIM_KEYS + V2_CLAIM_KEYS
-    assert [c.key for c in seedclaims.claims("7/9")] == ["7/9/export/gendisk_name"]
-    assert seedclaims.claims("1/9") == ()
+    assert [c.key for c in seedparse.claims("7/9")] == ["7/9/export/gendisk_name"]
+    assert seedparse.claims("1/9") == ()
 
 
 def test_a_seed_names_the_claims_of_its_patch():

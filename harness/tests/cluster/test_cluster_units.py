@@ -16,7 +16,7 @@ from types import MappingProxyType
 import pytest
 
 from harness import paths
-from harness.checks.model import Check, StepError, VariantResult
+from harness.model.results import Check, StepError, VariantResult
 from harness.cluster import affinity, artifacts, job, preflight, spec as jobspec
 from harness.errors import HarnessError
 from harness.options import RunOptions

@@ -1,7 +1,8 @@
 """--cluster end to end on a real Dask scheduler and workers on localhost.
 
 1. The default variants through two workers, one holding every tree (the shared
-   cache) and one with an empty cache of its own: the report has the local
+   cache) and one with an empty cache of its own, over mutual TLS with
+   certificates from `python3 -m harness cluster-certs`: the report has the local
    run's checks and verdicts, every job ran on the worker that holds its tree,
    the empty cache stayed empty, and every variant's files came home.
 2. A worker killed (SIGKILL) while its guest runs: Dask reruns the job on the
@@ -31,6 +32,7 @@ import pytest
 from harness import paths
 from harness.cluster.local import LocalCluster, free_port, job_qemus
 from harness.tests.e2e_runs import SUITE_ARGS
+from harness.tests.pki_fixture import cluster_certs
 
 pytestmark = pytest.mark.e2e
 
@@ -40,6 +42,15 @@ RUN_TIMEOUT = 1800
 @pytest.fixture
 def cluster(tmp_path):
     c = LocalCluster(tmp_path)
+    c.scheduler()
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def tls_cluster(tmp_path):
+    """A scheduler and workers with the certificates `cluster-certs` makes."""
+    c = LocalCluster(tmp_path, certs=cluster_certs(tmp_path / "pki"))
     c.scheduler()
     yield c
     c.close()
@@ -64,15 +75,19 @@ def run_cluster(address, runs, *args, timeout=RUN_TIMEOUT):
                           stdin=subprocess.DEVNULL)
 
 
-def test_cluster_run_matches_the_local_run(cluster, default_run, tmp_path):
+def test_cluster_run_matches_the_local_run(tls_cluster, default_run, tmp_path):
+    cluster = tls_cluster
+    assert cluster.address.startswith("tls://")
     warm = cluster.worker("warm", paths.cache_root(), nthreads=2)
     cold = cluster.worker("cold", tmp_path / "cold-cache")
     # the same options as the shared local run (lttng-tools' suite on the LTTng variants)
-    p = run_cluster(cluster.address, tmp_path / "runs", *SUITE_ARGS)
+    p = run_cluster(cluster.address, tmp_path / "runs", "--cluster-certs", str(cluster.certs),
+                    *SUITE_ARGS)
     assert p.returncode == default_run.proc.returncode == 0, p.stderr[-3000:]
     local, remote = default_run.report(), json.loads(
         (tmp_path / "runs" / "latest" / "report.json").read_text())
     assert list(remote["variants"]) == list(local["variants"])
+    assert remote["cluster"]["transport"] == "tls" and not remote["cluster"]["insecure"]
     # the suite options travel with the job: the same points (script:number; the
     # descriptions carry event counts) with the same results on the workers
     def points(rep):

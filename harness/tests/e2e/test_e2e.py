@@ -15,9 +15,10 @@ import sys
 
 import pytest
 
-from harness.report import mdtables
+from harness import mdtables
 from harness import paths
 from harness.guest import scenario
+from harness.oracles import sched_prio
 from harness.checks.drgn_columns import PBSTATES_KEY
 from harness.tests.e2e_runs import harness, nm_address, qemu_processes, tree_src
 
@@ -177,7 +178,7 @@ def test_scenario_priorities(default_run, variant):
     module = [src(x, "module") for x in rows]
     assert module == DEFAULT_SCENARIO_PRIOS
     # ...and to the model the run's own verdict uses (oracles/sched_prio.py expected_prios())
-    assert module == scenario.expected_prios(tasks)
+    assert module == sched_prio.scenario_prios(tasks)
     assert {t["policy"] for t in tasks} >= {"nice", "fifo", "rr", "batch", "idle", "deadline",
                                             "pi", "threads"}
     # the PI holder runs boosted, at its top waiter's prio, not at its own 39 (nice 19)

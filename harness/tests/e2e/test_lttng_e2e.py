@@ -16,6 +16,7 @@ import pytest
 from harness.prepare import kernel
 from harness.errors import HarnessError
 from harness.lttng.rows import features
+from harness.lttng.rows.inputs import Inputs
 from harness.lttng import step
 from harness.options import RunOptions
 from harness.tests.e2e_runs import report_rows
@@ -89,13 +90,13 @@ def test_a_doctored_trace_field_fails(lttng_run):
     v, _, _, vdir = lttng_run
     summary, guest, truth = _recorded(vdir)
     assert all(not c.disagrees
-               for c in features.compare(summary, guest, v.lttng_lost, truth=truth))
+               for c in features.compare(Inputs.from_json(summary, guest, truth, v.lttng_lost)))
     doctored = copy.deepcopy(summary)
     pid = guest["task"][0]["pid"]
     for s in doctored["sched_switch"]:
         if s["prev_tid"] == pid:
             s["prio"] += 1
-    bad = [c.key for c in features.compare(doctored, guest, v.lttng_lost, truth=truth)
+    bad = [c.key for c in features.compare(Inputs.from_json(doctored, guest, truth, v.lttng_lost))
            if c.disagrees]
     assert any(k.startswith("prio/") for k in bad), bad
 
@@ -104,7 +105,7 @@ def test_a_wrong_expectation_fails(lttng_run):
     """Saying the prio context is lost where it works fails the run."""
     v, _, _, vdir = lttng_run
     summary, guest, truth = _recorded(vdir)
-    bad = [c.key for c in features.compare(summary, guest, ("prio",), truth=truth)
+    bad = [c.key for c in features.compare(Inputs.from_json(summary, guest, truth, ("prio",)))
            if c.disagrees]
     assert "feature/prio" in bad
 
@@ -127,7 +128,7 @@ def test_gdb_read_the_quiet_point(lttng_run):
     doctored = copy.deepcopy(truth)
     doctored["global_wb_domain"]["dirty_limit"] += 1
     doctored["tasks"][str(guest["task"][0]["pid"])]["prio"] += 1
-    bad = {c.key for c in features.compare(summary, guest, v.lttng_lost, truth=doctored)
+    bad = {c.key for c in features.compare(Inputs.from_json(summary, guest, doctored, v.lttng_lost))
            if c.disagrees}
     assert {"writeback/dirty_limit-at-stop", "writeback/bdp-limit-at-stop"} <= bad, bad
     assert any(k.startswith("prio/") for k in bad), bad

@@ -232,3 +232,27 @@ def test_a_user_programs_general_protection_fault_is_not_a_kernel_oops():
                    "0xdead000000000100: 0000 [#1] PREEMPT SMP NOPTI",
                    "general protection fault: 0000 [#1] SMP"):
         assert oops.search(kernel).group(0) == kernel
+
+
+def wait_marker(tmp_path, script, marker):
+    with FakeGuest(script, tmp_path, hang_timeout=2, boot_timeout=20) as g:
+        g.expect_marker(marker, "marker test")
+
+
+def test_marker_with_regex_metacharacters_matches_literally(tmp_path):
+    # a suite script's path ("kernel/test_a+b"): as a regex, "a+b" never matches "a+b"
+    wait_marker(tmp_path, "echo 'KSYMLAB-SUITE-RC kernel/test_a+b 0'; sleep 30",
+                "KSYMLAB-SUITE-RC kernel/test_a+b ")
+
+
+def test_marker_is_not_a_character_class(tmp_path):
+    # "[x]" as a regex matches a lone "x": the guest never printed the marker
+    e = classify_marker(tmp_path, "echo 'KSYMLAB-SUITE-RC x 0'; sleep 30",
+                        "KSYMLAB-SUITE-RC [x] ")
+    assert e.step == "hang" and "marker test" in e.message
+
+
+def classify_marker(tmp_path, script, marker):
+    with pytest.raises(HarnessError) as e:
+        wait_marker(tmp_path, script, marker)
+    return e.value

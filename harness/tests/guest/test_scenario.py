@@ -35,7 +35,7 @@ def usage_error(path):
 def test_default_scenario_tasks_and_their_expected_prio():
     tasks = scenario.parse(paths.SCENARIOS / "default.scenario")
     lines = scenario.task_lines(tasks)
-    got = [(t["policy"], t["value"], p) for t, p in zip(lines, scenario.expected_prios(tasks))]
+    got = [(t["policy"], t["value"], p) for t, p in zip(lines, sched_prio.scenario_prios(tasks))]
     assert got == [
         ("nice", -20, 0), ("nice", -10, 10), ("nice", 0, 20), ("nice", 5, 25),
         ("nice", 19, 39), ("fifo", 1, -2), ("fifo", 50, -51), ("fifo", 99, -100),
@@ -55,7 +55,7 @@ def test_pi_and_threads_lines(tmp_path):
     assert [(t["line"], t["policy"], len(t["threads"])) for t in tasks] == [
         (1, "pi", 2), (2, "threads", 2), (3, "pi", 4)]
     # pi 5 3 7 1: the top waiter is fifo 7 (prio 92), whatever the order they blocked in
-    assert scenario.expected_prios(tasks) == [-11, -11, 15, -2, -8, -4, -8, -2]
+    assert sched_prio.scenario_prios(tasks) == [-11, -11, 15, -2, -8, -4, -8, -2]
 
 
 @pytest.mark.parametrize("line, msg", [

@@ -6,20 +6,25 @@ test."""
 
 import hashlib
 import os
+import re
+import shutil
 import stat
-from pathlib import Path
+import subprocess
 
 import pytest
 
 from harness.errors import HarnessError
 from harness.lttng.supply import archive, fetch
+from harness.prepare import cache as cachemod, pins
 
-# The stand-in: `apt-get update` records the call, `apt-get download P=V` writes
+# The stand-in: the command $FAKE_STALL names ("apt-get update") first stalls 4 s;
+# `apt-get update` records the call, `apt-get download P=V` writes
 # P_V_all.deb with the bytes of $FAKE_DEB_BYTES when V is $FAKE_HAS, else fails as
 # apt does; `apt-cache madison P` lists $FAKE_HAS. Every call is logged with the
 # APT_CONFIG it saw.
 FAKE_APT = r"""#!/bin/sh
 echo "$(basename "$0") $* APT_CONFIG=${APT_CONFIG:-}" >> "$FAKE_LOG"
+if [ -n "${FAKE_STALL:-}" ] && [ "$(basename "$0") $1" = "$FAKE_STALL" ]; then sleep 4; fi
 case "$(basename "$0") $1" in
 "apt-get update") exit 0 ;;
 "apt-get download")
@@ -56,7 +61,7 @@ def fake_apt(tmp_path, monkeypatch):
 
 
 def pin(version="2.13.18-1+deb13u1", data=b"a deb", suite="trixie"):
-    return archive.Pin("lttng-modules-dkms", version, hashlib.sha256(data).hexdigest(), suite)
+    return pins.Pin("lttng-modules-dkms", version, hashlib.sha256(data).hexdigest(), suite)
 
 
 def test_private_configuration_lives_under_the_cache_and_names_the_keyring(tmp_path):
@@ -126,7 +131,11 @@ def test_an_unknown_release_is_one_line(tmp_path):
 def test_every_release_is_pinned_by_a_sha256():
     for version, p in fetch.RELEASES.items():
         assert p.version.startswith(version + "-")
-        assert len(p.sha256) == 64 and int(p.sha256, 16) >= 0
+        # hashlib's hexdigest form, the one _verify compares with: 64 lower-case hex
+        # digits, no prefix, blank or upper case (int(x, 16) took all of those)
+        assert re.fullmatch(r"[0-9a-f]{64}", p.sha256), (version, p.sha256)
+    pins = [p.sha256 for p in fetch.RELEASES.values()]
+    assert len(set(pins)) == len(pins), "two releases share one pin (a copy-paste)"
 
 
 def test_a_source_package_through_the_private_configuration(tmp_path, fake_apt, monkeypatch):
@@ -134,7 +143,7 @@ def test_a_source_package_through_the_private_configuration(tmp_path, fake_apt, 
     Sources index; the tarball's sha256 is then the pin's); a missing version names
     the versions of the Sources index."""
     monkeypatch.setenv("FAKE_HAS", "2.13.9-1+deb12u1")
-    src = archive.Pin("ltt-control", "2.13.9-1+deb12u1",
+    src = pins.Pin("ltt-control", "2.13.9-1+deb12u1",
                       hashlib.sha256(b"a deb").hexdigest(), "bookworm")
     tarball = archive.source(src, tmp_path / "cache", tmp_path / "src", tmp_path / "dl.log")
     assert tarball.name == "ltt-control_2.13.9.orig.tar.bz2"       # not the .asc
@@ -146,3 +155,85 @@ def test_a_source_package_through_the_private_configuration(tmp_path, fake_apt, 
         archive.source(src, tmp_path / "cache", tmp_path / "src2", tmp_path / "dl.log")
     assert "bookworm's archive (http://deb.debian.org/debian) no longer has ltt-control " \
         "2.13.9-1+deb12u1 (it has: 2.13.9-1+deb12u2)" in e.value.one_line()
+
+
+# A stalled mirror: every apt-get has APT_TIMEOUT, past which one line names the
+# package and the timeout, with the exit status of the step that fetched.
+
+@pytest.mark.parametrize("suite, stall, what", [
+    ("", "apt-get download", "apt-get download of lttng-modules-dkms=2.13.9-1+deb12u1"),
+    ("trixie", "apt-get update",
+     "apt-get update of trixie's lists for lttng-modules-dkms=2.13.9-1+deb12u1"),
+    ("trixie", "apt-get download", "apt-get download of lttng-modules-dkms=2.13.9-1+deb12u1")])
+def test_a_stalled_fetch_is_one_line_naming_the_package(tmp_path, fake_apt, monkeypatch,
+                                                         suite, stall, what):
+    monkeypatch.setenv("FAKE_HAS", "2.13.9-1+deb12u1")
+    monkeypatch.setenv("FAKE_STALL", stall)
+    monkeypatch.setattr(archive, "APT_TIMEOUT", 1)
+    with pytest.raises(HarnessError) as e:
+        archive.download(pin("2.13.9-1+deb12u1", suite=suite), tmp_path / "cache",
+                         tmp_path / "debs", tmp_path / "dl.log")
+    assert e.value.step == "lttng" and e.value.exit_status == 23
+    assert e.value.one_line().startswith(f"ksymlab: lttng: {what} took longer than 1 s")
+
+
+def test_a_stalled_source_fetch_is_the_suites_error(tmp_path, fake_apt, monkeypatch):
+    """lttng-tools' source for the suite (suite/tools.py passes its step)."""
+    monkeypatch.setenv("FAKE_HAS", "2.13.9-1+deb12u1")
+    monkeypatch.setenv("FAKE_STALL", "apt-get source")
+    monkeypatch.setattr(archive, "APT_TIMEOUT", 1)
+    src = pins.Pin("ltt-control", "2.13.9-1+deb12u1",
+                      hashlib.sha256(b"a deb").hexdigest(), "bookworm")
+    with pytest.raises(HarnessError) as e:
+        archive.source(src, tmp_path / "cache", tmp_path / "src", tmp_path / "dl.log",
+                       step="suite")
+    assert e.value.step == "suite" and e.value.exit_status == 24
+    assert "apt-get source of ltt-control=2.13.9-1+deb12u1 took longer than 1 s" in \
+        e.value.message
+
+
+def test_a_stalled_download_of_the_host_packages_names_them(tmp_path, fake_apt, monkeypatch):
+    monkeypatch.setenv("FAKE_STALL", "apt-get download")
+    monkeypatch.setattr(archive, "APT_TIMEOUT", 1)
+    with pytest.raises(HarnessError) as e:
+        fetch._host_packages(("lttng-tools", "liburcu8"))(tmp_path, tmp_path / "dl.log")
+    assert e.value.step == "lttng" and e.value.message.startswith(
+        "apt-get download of lttng-tools, liburcu8 took longer than 1 s")
+
+
+def test_every_fetch_has_a_timeout_of_minutes():
+    assert 5 * 60 <= archive.APT_TIMEOUT <= 30 * 60
+
+
+# The unpacked packages are an entry of the build cache (fetch._unpacked).
+
+def _deb(tmp_path):
+    pkg = tmp_path / "pkg"
+    (pkg / "DEBIAN").mkdir(parents=True)
+    (pkg / "DEBIAN" / "control").write_text(
+        "Package: ksymlab-test\nVersion: 1\nArchitecture: all\nMaintainer: t <t@t>\n"
+        "Description: test\n")
+    (pkg / "usr" / "share").mkdir(parents=True)
+    (pkg / "usr" / "share" / "x").write_text("x\n")
+    subprocess.run(["dpkg-deb", "--build", str(pkg), str(tmp_path / "t.deb")], check=True,
+                   capture_output=True)
+    return tmp_path / "t.deb"
+
+
+def test_unpacked_packages_are_a_cache_entry_held_while_used(tmp_path):
+    deb, c, calls = _deb(tmp_path), tmp_path / "cache", []
+
+    def fetch_debs(debs_dir, log):
+        calls.append(debs_dir)
+        shutil.copy2(deb, debs_dir / deb.name)
+        return [debs_dir / deb.name]
+
+    with cachemod.session():
+        root = fetch._unpacked(c, "userspace", "k", fetch_debs)
+        assert (root / "usr" / "share" / "x").read_text() == "x\n"
+        assert fetch._unpacked(c, "userspace", "k", fetch_debs) == root and len(calls) == 1
+        (e,) = cachemod.entries(c)
+        assert (e.kind, e.key, e.complete, e.held) == ("lttng/debs", "userspace-k", True, True)
+        assert cachemod.read_info(c, e.kind, e.key)["size"] > 0
+        assert cachemod.clear(c)[0] == [] and root.is_dir()
+    assert [x.key for x in cachemod.clear(c)[0]] == ["userspace-k"] and not root.exists()

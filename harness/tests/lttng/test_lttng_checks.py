@@ -7,6 +7,7 @@ import pytest
 
 from harness.errors import HarnessError
 from harness.lttng.rows import features
+from harness.lttng.rows.inputs import Inputs
 from harness.lttng.boot import guestlines, session
 
 GUEST_TEXT = """guest kernel=6.1.192 lttng_series=stock
@@ -90,8 +91,8 @@ _NO_TRUTH = object()
 
 def rows(summary=None, text=GUEST_TEXT, lost=(), truth=_NO_TRUTH):
     truth = TRUTH if truth is _NO_TRUTH else truth
-    return {c.key: c for c in features.compare(summary or SUMMARY, guestlines.parse(text), lost,
-                                             truth=truth)}
+    return {c.key: c for c in features.compare(Inputs.from_json(
+        summary or SUMMARY, guestlines.read(text), truth, lost))}
 
 
 def failing(result):
@@ -258,7 +259,8 @@ def test_gdb_missing_a_task_or_device_fails():
     truth["block_class"] = truth["block_class"][:1]
     assert "blockdev/ram0p1" in failing(rows(truth=truth))
     truth = copy.deepcopy(TRUTH)
-    truth["block_class"].append({"name": "ram1", "type": "disk", "dev": "1:4"})
+    truth["block_class"].append({"name": "ram1", "type": "disk", "dev": "1:4",
+                                 "sectors": 8192, "partno": 0})
     assert "blockdev/ram1" in failing(rows(truth=truth))
 
 
@@ -310,11 +312,9 @@ def test_writeback_at_the_stop_is_lost_when_expected():
 def test_every_lttng_source_is_labelled():
     """The report's label table says what each LTTng row's source shares with
     LTTng; a source without a label would count as 'unlabelled'."""
-    from harness.oracles import labels
-    sources = {s for c in features.compare(SUMMARY, guestlines.parse(GUEST_TEXT), (),
-                                         truth=TRUTH) for s in c.sources}
-    sources |= {s for c in features.compare(SUMMARY, guestlines.parse(GUEST_TEXT), (),
-                                          truth=None) for s in c.sources}
+    from harness.checks import labels
+    sources = {s for c in rows().values() for s in c.sources}
+    sources |= {s for c in rows(truth=None).values() for s in c.sources}
     assert {s for s in sources if labels.label(s)[0] == "unlabelled"} == set()
     assert labels.label("gdb")[0] == labels.MEMORY
     assert labels.label("gdb_class")[0] == labels.MEMORY

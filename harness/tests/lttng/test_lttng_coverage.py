@@ -27,7 +27,7 @@ def build_dir(tmp_path):
 
 
 def test_import_is_export_string_is_lookup(build_dir):
-    how = coverage.how(build_dir, kallsyms=True)
+    how = coverage.how(build_dir, True, "2.13.9")
     assert how["task_prio"] == "export"
     assert how["stack_trace_save_user"].startswith("kprobe trick")
     assert how["global_wb_domain"] == "tracepoint argument"
@@ -35,22 +35,22 @@ def test_import_is_export_string_is_lookup(build_dir):
 
 
 def test_with_the_switch_a_lookup_is_not_available(build_dir):
-    how = coverage.how(build_dir, kallsyms=False)
+    how = coverage.how(build_dir, False, "2.13.9")
     assert how["stack_trace_save_user"].startswith("not available")
 
 
 def test_global_wb_domain_named_is_a_lookup(build_dir):
     _obj(build_dir, "wb", "const char *n = \"global_wb_domain\";\n")
-    assert coverage.how(build_dir, kallsyms=True)["global_wb_domain"].startswith("kprobe")
+    assert coverage.how(build_dir, True, "2.13.9")["global_wb_domain"].startswith("kprobe")
 
 
 def test_feature_status_follows_the_rows(build_dir):
-    from harness.checks.model import Check
+    from harness.model.results import Check
     good = [Check("lttng", "prio/nice0", {}, True)]
     bad = [Check("lttng", "prio/nice0", {}, False)]
-    row = {c.key: c for c in coverage.rows(build_dir, True, good)}["task_prio"]
+    row = {c.key: c for c in coverage.rows(build_dir, True, good, (), "2.13.9")}["task_prio"]
     assert row.get("feature").startswith("works")
-    row = {c.key: c for c in coverage.rows(build_dir, True, bad)}["task_prio"]
+    row = {c.key: c for c in coverage.rows(build_dir, True, bad, (), "2.13.9")}["task_prio"]
     assert row.get("feature").startswith("wrong")
 
 
@@ -155,12 +155,12 @@ def test_an_lttng_row_names_its_release_wherever_it_is_shown():
 def test_a_name_handed_over_through_a_variable_is_a_lookup_of_its_own(build_dir):
     # only stack_trace_save_user is in build_dir: its string must not count for
     # stack_trace_save (the strings are compared whole, not as prefixes)
-    assert coverage.how(build_dir, kallsyms=True)["stack_trace_save"].startswith("not used")
+    assert coverage.how(build_dir, True, "2.13.9")["stack_trace_save"].startswith("not used")
     _obj(build_dir, "cs", "extern unsigned long lookup(const char *);\n"
          "unsigned long g(void) { const char *func_name = \"stack_trace_save\";\n"
          "return lookup(func_name); }\n")
-    assert coverage.how(build_dir, kallsyms=True)["stack_trace_save"].startswith("kprobe")
-    assert coverage.how(build_dir, kallsyms=False)["stack_trace_save"].startswith(
+    assert coverage.how(build_dir, True, "2.13.9")["stack_trace_save"].startswith("kprobe")
+    assert coverage.how(build_dir, False, "2.13.9")["stack_trace_save"].startswith(
         "not available")
 
 
@@ -170,7 +170,7 @@ def test_every_module_of_the_build_counts(build_dir):
     _obj(build_dir, "zz_probe", "extern unsigned long get_pfnblock_flags_mask(void *, "
          "unsigned long, unsigned long);\n"
          "unsigned long g(void *p) { return get_pfnblock_flags_mask(p, 0, 7); }\n")
-    how = coverage.how(build_dir, kallsyms=True)
+    how = coverage.how(build_dir, True, "2.13.9")
     assert how["get_pfnblock_flags_mask"] == "export" and how["task_prio"] == "export"
     assert coverage._undefined([]) == set()
 
@@ -182,7 +182,7 @@ def test_the_v2_interfaces_replace_their_names(tmp_path):
     are lookups. Kills: an INTERFACES entry dropped, an import ignored, strings
     checked before interfaces."""
     _obj(tmp_path, "wrapper", "const char *n = \"irq_to_desc\";\n")
-    before = coverage.how(tmp_path, kallsyms=True)
+    before = coverage.how(tmp_path, True, "2.13.9")
     assert before["irq_to_desc"].startswith("kprobe trick")
     assert before["block_class"].startswith("not used")
     _obj(tmp_path, "statedump", "extern int blk_walk_visible_disks(void *, void *);\n"
@@ -190,7 +190,7 @@ def test_the_v2_interfaces_replace_their_names(tmp_path):
          "int f(void) { return blk_walk_visible_disks(0, 0) + irq_walk_actions(0, 0); }\n")
     _obj(tmp_path, "kvm", "extern void __SCT__kvm_x86_get_exit_info(void);\n"
          "void g(void) { __SCT__kvm_x86_get_exit_info(); }\n")
-    how = coverage.how(tmp_path, kallsyms=True)
+    how = coverage.how(tmp_path, True, "2.13.9")
     assert how["irq_to_desc"] == "export (irq_walk_actions())"
     assert how["block_class"] == how["disk_type"] == "export (blk_walk_visible_disks())"
     assert how["kvm_x86_ops"].startswith("export (static calls kvm_x86_get_exit_info")
@@ -210,8 +210,25 @@ def test_a_name_only_the_audit_found_gets_a_row_of_its_own(build_dir):
     """A name a module hands to a resolver that NAMES does not list (symcheck audit's
     by-name finding) is a row, a lookup, and "unknown to ksymlab"; the table misses
     no name the modules resolve. Kills: rows() built from NAMES alone."""
-    how = coverage.how(build_dir, True, resolved=["some_internal"])
+    how = coverage.how(build_dir, True, "2.13.9", resolved=["some_internal"])
     assert how["some_internal"].startswith("kprobe trick")
-    rows = {c.key: c for c in coverage.rows(build_dir, True, [], resolved=["some_internal"])}
+    rows = {c.key: c for c in coverage.rows(build_dir, True, [], (), "2.13.9", resolved=["some_internal"])}
     assert rows["some_internal"].info["feature"].startswith("unknown to ksymlab")
-    assert "some_internal" not in {c.key for c in coverage.rows(build_dir, True, [])}
+    assert "some_internal" not in {c.key for c in coverage.rows(build_dir, True, [], (), "2.13.9")}
+
+
+def test_a_failing_nm_is_the_steps_error_not_an_empty_table(build_dir):
+    # a .ko nm cannot read: nm -u exits 1, and its output lacks this module's imports
+    (build_dir / "ko" / "truncated.ko").write_bytes(b"not an object\n")
+    with pytest.raises(HarnessError) as e:
+        coverage.how(build_dir, True, "2.13.9")
+    assert e.value.step == "lttng" and e.value.exit_status == 23
+    assert e.value.message.startswith("nm -u exited 1: ")
+    assert "truncated.ko" in e.value.message and "format not recognized" in e.value.message
+
+
+def test_a_forgotten_version_is_an_error_not_2_13_9(build_dir):
+    with pytest.raises(TypeError):
+        coverage.how(build_dir, True)
+    with pytest.raises(TypeError):
+        coverage.rows(build_dir, True, [], ())

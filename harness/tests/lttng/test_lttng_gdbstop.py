@@ -53,3 +53,26 @@ def test_the_init_calls_what_gdb_breaks_on_after_arm_and_traces_it():
     assert re.search(r"--syscall [\w,]*\bsethostname\b", init)
     assert gdbstop.BREAKPOINT == "__x64_sys_sethostname"
     assert gdbstop.STOP_EVENT == trace.STOP_EVENT == "syscall_entry_sethostname"
+
+
+def test_the_stop_gdb_read_is_parsed_before_it_is_said(tmp_path):
+    """LttngGdb.summary() parses gdb.json into the GdbStop finish() returns; a reading
+    without a key the script always writes is one gdb error naming it, with gdb's log."""
+    import pytest
+    from harness.errors import HarnessError
+    reading = {"stop": {"function": gdbstop.BREAKPOINT, "pc": 16, "pid": 70, "comm": "hostname"},
+               "tasks": {"1": {"comm": "init", "prio": 20, "policy": 0}},
+               "block_class": [{"name": "ram0", "type": "disk", "dev": "1:0", "sectors": 8,
+                                "partno": 0}],
+               "global_wb_domain": {"dirty_limit": 6, "dirty_limit_tstamp": 2, "address": 9},
+               "irq_actions": [], "jiffies": 3}
+    session = gdbstop.LttngGdb(None, tmp_path / "gdb.sock", tmp_path)
+    assert session.summary(reading) == (
+        "stopped in __x64_sys_sethostname (pid 70): 1 tasks, 1 block devices, "
+        "global_wb_domain.dirty_limit 6")
+    assert session.reading.stop.pid == 70 and session.reading.task(1).comm == "init"
+    del reading["global_wb_domain"]["dirty_limit"]
+    with pytest.raises(HarnessError) as err:
+        session.summary(reading)
+    assert err.value.step == "gdb" and err.value.log == tmp_path / "gdb.log"
+    assert err.value.message == f"{tmp_path / 'gdb.json'}: global_wb_domain.dirty_limit: missing"

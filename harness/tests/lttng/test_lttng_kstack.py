@@ -9,10 +9,11 @@ import struct
 import pytest
 
 from harness.checks.confusions import CONFUSIONS, audit
-from harness.checks.model import Check
+from harness.model.results import Check
 from harness.lttng.rows import coverage, kstack
 from harness.lttng.boot import guestlines, trace
-from harness.oracles import labels
+from harness.lttng.rows.inputs import Inputs
+from harness.checks import labels
 
 TEXT = 0xffffffff81000000
 MODULE = 0xffffffffc0000000
@@ -123,10 +124,17 @@ def guest(slide=0, ktext=True):
     return guestlines.parse(text + "KSYMLAB-LTTNG-END\n")
 
 
+def inputs(getppid, guest_, lost=()):
+    """The Inputs of the kstack rows: a summary with these getppid events."""
+    summary = dict(trace.new_summary(), getppid=getppid)
+    return Inputs(trace.TraceSummary.parse(summary), guest_, None, lost,
+                  {"callstack_kernel": "why"})
+
+
 def run(fake, kstack_, unwinder="orc", lost=(), slide=0, ktext=True, user=USER):
-    summary = {"getppid": [{"tid": 60, "stack": user, "kstack": kstack_}]}
+    ctx = inputs([{"tid": 60, "stack": user, "kstack": kstack_}], guest(slide, ktext), lost)
     with kstack.Image(fake[0], unwinder) as image:
-        return {c.key: c for c in kstack.rows(summary, guest(slide, ktext), lost, "why", image)}
+        return {c.key: c for c in kstack.rows(ctx, image)}
 
 
 def failing(rows):
@@ -246,7 +254,7 @@ def test_the_chain_must_pass_do_syscall_64(fake):
     """chain_problems() on a chain that links the entry to syscall_trace_enter without
     a do_syscall_64 frame (as a tail call from do_syscall_64 would leave it)."""
     _, syms, lab = fake
-    mods = guest()["module"]
+    mods = guest().module
     with kstack.Image(fake[0], "orc") as image:
         frames = [kstack.frame(a, image, 0, mods) for a in good(lab)]
         for f in frames:
@@ -339,9 +347,9 @@ def test_coverage_reads_the_kstack_rows(tmp_path):
     (tmp_path / "ko").mkdir()
     good_ = [Check("lttng", "kstack/chain", {}, True)]
     bad = [Check("lttng", "kstack/frame2", {}, False)]
-    row = {c.key: c for c in coverage.rows(tmp_path, False, good_)}["stack_trace_save"]
+    row = {c.key: c for c in coverage.rows(tmp_path, False, good_, (), "2.13.9")}["stack_trace_save"]
     assert row.get("feature").startswith("works")
-    row = {c.key: c for c in coverage.rows(tmp_path, False, bad)}["stack_trace_save"]
+    row = {c.key: c for c in coverage.rows(tmp_path, False, bad, (), "2.13.9")}["stack_trace_save"]
     assert row.get("feature").startswith("wrong")
     assert row.info["feature"] == "callstack-kernel context"
 
@@ -357,9 +365,9 @@ def test_the_trace_keeps_the_kernel_stack():
 
 
 def test_a_summary_from_before_the_kernel_context_has_no_kernel_stack(fake):
-    old = {"getppid": [{"tid": 60, "stack": USER}]}         # no kstack key
+    old = inputs([{"tid": 60, "stack": USER}], guest())         # no kstack key
     with kstack.Image(fake[0], "orc") as image:
-        got = kstack.rows(old, guest(), (), "why", image)
+        got = kstack.rows(old, image)
     assert [(c.key, c.disagrees) for c in got] == [("kstack/chain", True)]
 
 

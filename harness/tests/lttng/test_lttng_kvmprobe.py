@@ -6,7 +6,7 @@ from harness.errors import HarnessError
 from harness.lttng.rows import coverage, kvmprobe
 from harness.lttng.boot import guestlines
 from harness.lttng.supply import treemods
-from harness.checks.model import Check
+from harness.model.results import Check
 
 LOADED = "kmod name=lttng-probe-kvm-x86 loaded=1\nkmodlist name=lttng_probe_kvm_x86\n"
 FAILED = ("kmod name=lttng-probe-kvm-x86 loaded=0 modprobe: can't load module kvm "
@@ -34,7 +34,9 @@ def guest(text):
 
 def test_a_tree_without_kvm_has_no_row(tmp_path):
     assert kvmprobe.rows(tree(tmp_path, kvm=None), build(tmp_path), guest(LOADED)) == ()
-    assert kvmprobe.rows(tree(tmp_path, kvm="y"), build(tmp_path), guest(LOADED))
+    # KVM built in: the probe still loads (no kvm.ko to stage), one agreeing row
+    (row,) = kvmprobe.rows(tree(tmp_path, kvm="y"), build(tmp_path), guest(LOADED))
+    assert row.key == "kvm/probe-load" and row.agrees is True
 
 
 def test_the_probe_loaded_and_listed_agrees(tmp_path):
@@ -64,12 +66,12 @@ def test_no_build_no_attempt_or_not_listed_disagrees(tmp_path, text, probe, reas
 
 def test_coverage_says_what_the_kvm_row_shows():
     ok = Check("lttng", "kvm/probe-load", {"lttng build": "x"}, True)
-    status = {r.key: r.get("feature") for r in coverage.rows("/nonexistent", False, [ok])}
+    status = {r.key: r.get("feature") for r in coverage.rows("/nonexistent", False, [ok], (), "2.13.9")}
     assert status["kvm_x86_ops"] == "the probe loads (no kvm_exit fires in a TCG guest: no VMX)"
-    status = {r.key: r.get("feature") for r in coverage.rows("/nonexistent", False, [])}
+    status = {r.key: r.get("feature") for r in coverage.rows("/nonexistent", False, [], (), "2.13.9")}
     assert status["kvm_x86_ops"] == "not exercised: the tree does not build KVM"
     bad = Check("lttng", "kvm/probe-load", {"lttng build": "x"}, False)
-    status = {r.key: r.get("feature") for r in coverage.rows("/nonexistent", False, [bad])}
+    status = {r.key: r.get("feature") for r in coverage.rows("/nonexistent", False, [bad], (), "2.13.9")}
     assert status["kvm_x86_ops"] == "wrong or missing (see the lttng rows)"
 
 

@@ -5,7 +5,7 @@ import copy
 
 import pytest
 
-from harness.oracles import labels
+from harness.checks import labels
 from harness.lttng.rows import symaudit
 
 VIA = "wrapper_kallsyms_lookup_name (lttng_wrapper)"
@@ -49,14 +49,15 @@ CHECK = {"build": "/tree", "findings_total": 0,
 
 
 def failing(audit, check=CHECK, kallsyms=False):
-    return sorted(c.key for c in symaudit.rows(audit, check, kallsyms) if c.disagrees)
+    return sorted(c.key for c in symaudit.rows(audit, check, kallsyms, None, "2.13.9")
+                  if c.disagrees)
 
 
 def test_the_measured_documents_pass():
     assert failing(UNWRAPPED, kallsyms=False) == []
     assert failing(WRAPPED, kallsyms=True) == []
     for kallsyms in (False, True):
-        keys = [c.key for c in symaudit.rows(UNWRAPPED, CHECK, kallsyms)]
+        keys = [c.key for c in symaudit.rows(UNWRAPPED, CHECK, kallsyms, None, "2.13.9")]
         assert sorted(k for k in keys if k.startswith("symcheck/by-name/")) == \
             [f"symcheck/by-name/{n}" for n in EXPECTED_COVERED]
         assert len(keys) == len(set(keys)) == len(EXPECTED_COVERED) + 2
@@ -103,14 +104,23 @@ def test_a_check_finding_fails():
                                            "message": "CRC differs"}]
     doctored["findings_total"] = 1
     assert failing(UNWRAPPED, doctored) == ["symcheck/check"]
-    row = [c for c in symaudit.rows(UNWRAPPED, doctored, False) if c.key == "symcheck/check"][0]
+    row = [c for c in symaudit.rows(UNWRAPPED, doctored, False, None, "2.13.9")
+           if c.key == "symcheck/check"][0]
     assert row.info["findings"] == ["lttng_tracer: crc-mismatch task_prio"]
 
 
 def test_the_symcheck_sources_are_labelled():
-    for c in symaudit.rows(WRAPPED, CHECK, True):
-        for s in c.sources:
-            assert labels.label(s)[0] != "unlabelled", s
+    """Every row, each with the same two sources: what symcheck read from the .ko files
+    and what the build's switch expects, both labelled independent (labels.py's table,
+    written out here). An empty row list or a row that lost a source fails."""
+    file, expected = "independent (file)", "independent (expected)"
+    got = {c.key: {str(s): str(labels.label(s)[0]) for s in c.sources}
+           for c in symaudit.rows(WRAPPED, CHECK, True, None, "2.13.9")}
+    want = {f"symcheck/by-name/{n}": {"symcheck audit": file, "expected": expected}
+            for n in EXPECTED_COVERED}
+    want["symcheck/flagged"] = {"symcheck audit": file, "expected": expected}
+    want["symcheck/check"] = {"symcheck check": file, "expected": expected}
+    assert got == want
 
 
 def test_a_release_that_no_longer_looks_a_name_up_expects_no_lookup():
@@ -121,10 +131,15 @@ def test_a_release_that_no_longer_looks_a_name_up_expects_no_lookup():
         ("stack_trace_save_user", "lttng_tracer"), ("get_pfnblock_flags_mask", "lttng_wrapper"),
         ("irq_to_desc", "lttng_wrapper"), ("block_class", "lttng_statedump"),
         ("disk_type", "lttng_statedump"), ("global_wb_domain", "lttng_probe_writeback")]])
-    rows = {c.key: c for c in symaudit.rows(measured_2_13_18, CHECK, True, version="2.13.18")}
+    rows = {c.key: c for c in symaudit.rows(measured_2_13_18, CHECK, True, None, "2.13.18")}
     assert not any(c.disagrees for c in rows.values())
     assert rows["symcheck/by-name/task_prio"].sources["expected"] == "not by name"
     assert failing(measured_2_13_18, kallsyms=True) == ["symcheck/by-name/task_prio"]
-    bad = [c for c in symaudit.rows(WRAPPED, CHECK, True, version="2.13.18") if c.disagrees]
+    bad = [c for c in symaudit.rows(WRAPPED, CHECK, True, None, "2.13.18") if c.disagrees]
     assert [c.key for c in bad] == ["symcheck/by-name/task_prio"]
     assert "LTTng 2.13.18 has it inlined" in bad[0].reason
+
+
+def test_a_forgotten_version_is_an_error_not_2_13_9():
+    with pytest.raises(TypeError):
+        symaudit.rows(WRAPPED, CHECK, True, None)

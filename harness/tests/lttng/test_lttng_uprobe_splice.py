@@ -4,8 +4,10 @@ import subprocess
 
 import pytest
 
+from harness.errors import HarnessError
 from harness.lttng.boot import guestlines, trace
 from harness.lttng.rows import splice, uprobe
+from harness.lttng.rows.inputs import Inputs
 
 SYMS = {"level1": 0x401800, "level2": 0x4017c0, "level3": 0x401765}
 GUEST = "ustack-expect pid=139 tgid=138 depth=1 ret=0x401766\n"
@@ -25,7 +27,8 @@ def summary(*events, counts=None, discarded=0):
 
 
 def row(s, g=None, lost=()):
-    (r,) = uprobe.rows(s, g or guest(), SYMS, lost, "why")
+    (r,) = uprobe.rows(Inputs(trace.TraceSummary.parse(s), g or guest(), None, lost,
+                              {"uprobe": "why"}), SYMS)
     return r
 
 
@@ -70,7 +73,8 @@ SPLICED = "channelout output=SPLICE\nchannelout output=SPLICE\n"
 
 
 def srow(g, s, lost=()):
-    (r,) = splice.rows(s, guestlines.parse(g + guestlines.END + "\n"), lost, "why")
+    (r,) = splice.rows(Inputs(trace.TraceSummary.parse(s), guest(g), None, lost,
+                              {"splice": "why"}))
     return r
 
 
@@ -86,3 +90,11 @@ def test_every_channel_spliced_with_events_agrees():
 ])
 def test_mmap_a_missing_channel_discards_or_no_events_disagree(g, s):
     assert not srow(g, s).agrees
+
+
+def test_a_failing_nm_is_the_steps_error(tmp_path):
+    (tmp_path / "p").write_text("#!/bin/sh\n")
+    with pytest.raises(HarnessError) as e:
+        uprobe.functions(tmp_path / "p")
+    assert e.value.step == "lttng" and e.value.exit_status == 23
+    assert e.value.message.startswith("nm ") and "format not recognized" in e.value.message

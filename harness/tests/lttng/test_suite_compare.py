@@ -5,7 +5,7 @@ baseline; a cut-short stream on exports still counts against stock's points,
 unless stock's run of that script was cut short too."""
 
 from harness.lttng.suite import compare
-from harness.report import assemble
+from harness import judge
 
 
 def _t(name, result, reason=""):
@@ -29,6 +29,11 @@ def _variant(role, line, tests, lost_words=(), status="lost (as expected)"):
             "lttng_suite": {"lttng_version": "2.13.9", "kernel": "6.1.0", "tests": tests}}
 
 
+
+def _verdict(variants, suite_rows):
+    """The judge's rule on report.json-like variants' verdicts and the suite's rows."""
+    return judge.decide({n: v["verdict"] for n, v in variants.items()}, (), (), suite_rows)[0]
+
 def _run(exports_tests, lost_words=(), line="6.1", status="lost (as expected)"):
     return {"stock": _variant("stock", "6.1", STOCK_TESTS),
             "exports": _variant("exports", line, exports_tests, lost_words, status)}
@@ -38,7 +43,7 @@ def test_identical_results_flag_nothing_and_the_run_passes():
     v = _run(STOCK_TESTS)
     rows = compare.regressions(v)
     assert rows == []
-    assert assemble.overall_verdict(v, [], [], rows) == "pass"
+    assert _verdict(v, rows) is judge.Verdict.PASS
 
 
 def test_a_point_failing_on_exports_only_fails_the_run():
@@ -48,7 +53,7 @@ def test_a_point_failing_on_exports_only_fails_the_run():
     rows = compare.regressions(v)
     assert [(r["variant"], r["baseline"], r["point"], r["flagged"]) for r in rows] == [
         ("exports", "stock", "regression/kernel/test_event_basic:2 Enable event", True)]
-    assert assemble.overall_verdict(v, [], [], rows) == "fail"
+    assert _verdict(v, rows) is judge.Verdict.FAIL
 
 
 def test_a_lost_feature_of_the_coverage_table_explains_its_scripts_points_only():
@@ -93,7 +98,7 @@ def test_a_cut_on_exports_where_stock_is_cut_short_too_is_kept_not_flagged():
         "not a kernel difference: stock's run of the script was cut short too "
         "(guest hang: stock: no console output for 180 s); TAP stream cut short: guest hang: "
         "exports")
-    assert assemble.overall_verdict(v, [], [], rows) == "pass"
+    assert _verdict(v, rows) is judge.Verdict.PASS
     # stock cut short in another script is no excuse; nor is a plain failure here
     other = stock[:-1] + [_t(f"{clear}:3 Clear", "pass"),
                           _t("regression/tools/snapshots/test_kernel:1 (not run)", "fail",
@@ -122,7 +127,7 @@ def test_a_stock_suite_that_ran_nothing_fails_the_run_itself():
     rows = compare.regressions(v)
     assert [(r["variant"], r["point"], r["flagged"]) for r in rows] == [
         ("stock", "suite", True)]
-    assert assemble.overall_verdict(v, [], [], rows) == "fail"
+    assert _verdict(v, rows) is judge.Verdict.FAIL
     skipped = [dict(t, result="skip") if t["result"] == "pass" else t for t in STOCK_TESTS]
     assert compare.regressions(_run(skipped)) == []
 
@@ -135,14 +140,14 @@ def test_only_the_stock_variant_of_the_same_kernel_line_is_a_baseline():
 
 
 def test_report_html_and_md_show_the_table_and_the_flagged_point():
-    from harness.report import html
+    from harness.report import html_parts
     from harness.lttng.suite import suite_md
     doctored = list(STOCK_TESTS)
     doctored[1] = _t("regression/kernel/test_event_basic:2 Enable event", "fail", "exit 1")
     v = _run(doctored)
     rep = {"variants": v, "lttng_suite": {n: x["lttng_suite"] for n, x in v.items()},
            "lttng_suite_regressions": compare.regressions(v), "run_id": "t"}
-    page = suite_md.html(rep, html._table)
+    page = suite_md.html(rep, html_parts._table)
     assert "<td>regression/kernel/test_event_basic</td><td>2/0/0</td><td>1/1/0</td>" in page
     assert '<tr class="bad"><td>exports</td><td>stock</td>' in page
     out = []
@@ -163,3 +168,67 @@ def test_a_name_the_build_cannot_resolve_is_no_excuse_when_its_rows_fail():
     rows = compare.regressions(_run(doctored, ("callstack-user context",),
                                     status="lost: no lttng_statedump_interrupt event"))
     assert [r["flagged"] for r in rows] == [False]
+
+
+def test_a_point_whose_description_has_colons_is_one_point():
+    # lttng-tools' descriptions carry colons ("Validate: 2 sessions"); the point is
+    # (script, number), whatever its description says on either variant
+    live = "regression/tools/live/test_kernel"
+    stock = STOCK_TESTS + [_t(f"{live}:3 Validate: 2 sessions: ok", "pass"),
+                           _t(f"{live}:4 Destroy: all", "pass")]
+    exports = STOCK_TESTS + [_t(f"{live}:3 Validate: 2 sessions: ok", "fail", "exit 1"),
+                             _t(f"{live}:4 (not run)", "fail",
+                                "TAP stream cut short: timeout after 300 s")]
+    rows = compare.regressions({"stock": _variant("stock", "6.1", stock),
+                                "exports": _variant("exports", "6.1", exports)})
+    assert [(r["point"], r["flagged"], r["reason"]) for r in rows] == [
+        (f"{live}:3 Validate: 2 sessions: ok", True, "exit 1"),
+        (f"{live}:4 Destroy: all", True, "TAP stream cut short: timeout after 300 s")]
+    first = compare.first_rows(compare.entry.read(
+        {"stock": _variant("stock", "6.1", stock),
+         "exports": _variant("exports", "6.1", exports)}))
+    assert [(r.point.script, r.point.number) for r in first] == [(live, 3), (live, 4)]
+
+
+def test_a_real_failure_whose_reason_reads_like_a_cut_is_flagged():
+    """Doctored: stock's run of clear/test_kernel was cut short (a hang), and on exports
+    point 2 really failed, its diagnostic beginning with the cut-short words. Only a
+    point its stream never reached is cut short; this one ran and failed (the old
+    rule, a reason prefix, took it for a cut and kept it)."""
+    clear = "regression/tools/clear/test_kernel"
+    hang = "TAP stream cut short: guest hang: stock: no console output for 180 s"
+    stock = STOCK_TESTS + [_t(f"{clear}:1 Create", "pass"), _t(f"{clear}:2 Rotate", "pass"),
+                           _t(f"{clear}:3 (not run)", "fail", hang)]
+    exports = STOCK_TESTS + [_t(f"{clear}:1 Create", "pass"),
+                             _t(f"{clear}:2 Rotate", "fail",
+                                "TAP stream cut short: relayd closed the stream"),
+                             _t(f"{clear}:3 Clear", "pass")]
+    v = {"stock": _variant("stock", "6.1", stock), "exports": _variant("exports", "6.1", exports)}
+    rows = compare.regressions(v)
+    assert [(r["point"], r["flagged"]) for r in rows] == [(f"{clear}:2 Rotate", True)]
+    assert _verdict(v, rows) is judge.Verdict.FAIL
+
+
+def test_serves_names_features_and_the_lost_ones_come_from_the_coverage_rows():
+    from harness.lttng.rows.coverage import Feature, NAMES
+    assert set(compare.SERVES) <= set(NAMES.values())
+    v = compare.entry.SuiteVariant.from_json(
+        "exports", _variant("exports", "6.1", STOCK_TESTS, ("callstack-user context",)))
+    assert v.lost == {Feature.CALLSTACK_USER}
+    assert compare.explained_by(v, "regression/kernel/test_callstack") is Feature.CALLSTACK_USER
+    assert compare.explained_by(v, "regression/kernel/test_userspace_probe") is None
+
+
+def test_a_plain_failure_on_stock_is_not_a_cut_that_excuses_one_here():
+    """Stock ran clear/test_kernel to its end and failed its point 3; exports' stream
+    was cut short at point 2, which stock passed: a kernel difference, flagged."""
+    clear = "regression/tools/clear/test_kernel"
+    stock = STOCK_TESTS + [_t(f"{clear}:1 Create", "pass"), _t(f"{clear}:2 Rotate", "pass"),
+                           _t(f"{clear}:3 Clear", "fail", "exit 1")]
+    exports = STOCK_TESTS + [_t(f"{clear}:1 Create", "pass"),
+                             _t(f"{clear}:2 (not run)", "fail",
+                                "TAP stream cut short: guest hang: no console output")]
+    rows = compare.regressions({"stock": _variant("stock", "6.1", stock),
+                                "exports": _variant("exports", "6.1", exports)})
+    assert [(r["point"], r["flagged"], r["reason"]) for r in rows] == [
+        (f"{clear}:2 Rotate", True, "TAP stream cut short: guest hang: no console output")]

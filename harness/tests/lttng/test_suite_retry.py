@@ -2,10 +2,12 @@
 a retried point) on doctored results, with a fake runner instead of guests."""
 
 import re
+from types import SimpleNamespace
 
 import pytest
 
-from harness.checks.model import Check, VariantResult
+from harness import judge
+from harness.model.results import Check, VariantResult
 from harness.errors import HarnessError
 from harness.lttng.suite import compare, retry, runner as suiterun
 from harness.report import assemble
@@ -85,10 +87,15 @@ class FakeRunner:
         return _entry(scripts, got)
 
 
+def _assemble(results):
+    return assemble.assemble({"run_id": "t"}, results, list(LINES),
+                             judge.judge(results, list(LINES)))
+
+
 def _report(results, runner):
     new = retry.phase(results, runner)
     merged = {**results, **{r.name: r for r in new}}
-    return assemble.assemble({"run_id": "t"}, merged, list(LINES))
+    return _assemble(merged)
 
 
 CUT = ("fail", "TAP stream cut short: hang: the guest printed nothing for 180 s")
@@ -96,7 +103,7 @@ CUT = ("fail", "TAP stream cut short: hang: the guest printed nothing for 180 s"
 
 def test_a_point_that_passes_on_retry_is_a_flake_and_the_run_passes(tmp_path):
     results = _results({"exports": {(POLL, 2): CUT}})
-    assert assemble.assemble({"run_id": "t"}, results, list(LINES))["verdict"] == "fail"
+    assert _assemble(results)["verdict"] == "fail"
     rep = _report(results, FakeRunner())
     assert rep["verdict"] == "pass"
     (row,) = rep["lttng_suite_regressions"]
@@ -243,18 +250,22 @@ def test_this_hosts_runner_runs_the_exact_scripts_in_a_retry_directory(monkeypat
 
 
 def test_the_run_publishes_the_retried_variants_after_all_first_runs(monkeypatch, tmp_path):
-    from harness import run as harnessrun
+    from harness import postphases, run as harnessrun
     results = _results({"exports": {(POLL, 2): CUT}})
     board = harnessrun.Board()
     for r in results.values():
         board.publish(r)
     runner = FakeRunner()
-    monkeypatch.setattr(harnessrun.suiteretry, "local_runner", lambda *a: runner)
-    seconds = harnessrun._suite_retry([], {}, tmp_path, None, board)
-    assert isinstance(seconds, float) and runner.calls == [("exports", (POLL,)),
-                                                           ("stock", (POLL,))]
+    seen = []
+    seconds = postphases.run_all(board, lambda snap: seen.append(snap) or runner,
+                                 SimpleNamespace(lttng_suite=True))
+    assert list(seconds) == ["suite_retry"] and isinstance(seconds["suite_retry"], float)
+    assert runner.calls == [("exports", (POLL,)), ("stock", (POLL,))]
+    assert dict(seen[0]) == results         # the runner is made for every first run's result
+    # without --lttng-suite there is no retry phase
+    assert postphases.run_all(board, None, SimpleNamespace(lttng_suite=False)) == {}
     snap = board.snapshot()
     assert snap["exports"].facts["lttng_suite"]["retry"]["asked"] == [POLL]
     assert "retry" not in results["exports"].facts["lttng_suite"]     # not mutated
-    rep = assemble.assemble({"run_id": "t"}, snap, list(LINES))
+    rep = _assemble(snap)
     assert rep["verdict"] == "pass"

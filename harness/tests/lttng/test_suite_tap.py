@@ -82,3 +82,79 @@ def test_a_script_that_cannot_run_here_says_why():
     # a timeout is a failure of the script, not a reason it cannot run
     assert tap.cannot_run(tap.parse("t", "1..2\nok 1 - a\n", ended="timeout after 9 s")) \
         is None
+
+
+# Golden streams -> typed points (syzkaller's testdata idea): every field written
+# out by hand from the stream.
+P, S = tap.PointStatus, tap.SuitePoint
+EVENT = "kernel/test_event_basic"
+
+
+def test_a_whole_stream_gives_typed_points():
+    assert tap.parse(EVENT, WHOLE).points == (
+        S(EVENT, 1, P.PASSED, "Start session daemon"),
+        S(EVENT, 2, P.PASSED, "Create session ev"),
+        S(EVENT, 3, P.FAILED, "Enable kernel event sched_switch",
+          "Failed test 'Enable kernel event sched_switch'; "
+          "Error: Event sched_switch: not found"),
+        S(EVENT, 4, P.SKIPPED, "", "Userspace probes not supported"))
+
+
+def test_a_cut_stream_gives_cut_short_points_not_a_reason_string():
+    text = "\n".join(WHOLE.splitlines()[:4])
+    s = tap.parse(EVENT, text, ended="guest panic: Kernel panic - not syncing")
+    assert s.points[2:] == (
+        S(EVENT, 3, P.CUT_SHORT, "(not run)", "guest panic: Kernel panic - not syncing"),
+        S(EVENT, 4, P.CUT_SHORT, "(not run)", "guest panic: Kernel panic - not syncing"))
+    # report.json keeps today's form: a failed point with the CUT_SHORT reason
+    assert s.points[3].to_json() == {
+        "name": "kernel/test_event_basic:4 (not run)", "result": "fail",
+        "reason": "TAP stream cut short: guest panic: Kernel panic - not syncing"}
+
+
+def test_a_todo_point_passes_and_a_bail_out_cuts_the_rest_short():
+    s = tap.parse("x", "1..3\nnot ok 1 - flaky # TODO known\nBail out! no sessiond\n",
+                  ended="exit 255")
+    assert s.points == (S("x", 1, P.PASSED, "flaky # TODO known"),
+                        S("x", 2, P.CUT_SHORT, "(not run)", "bail out: no sessiond"),
+                        S("x", 3, P.CUT_SHORT, "(not run)", "bail out: no sessiond"))
+    assert s.bail == "no sessiond"
+
+
+# report.json points as runs before the typed points wrote them, and what they are
+OLD_POINTS = [
+    ({"name": "regression/kernel/test_clock_override:21 Unique event timestamps: 1 expect >1",
+      "result": "fail", "reason": "exit 1"},
+     S("regression/kernel/test_clock_override", 21, P.FAILED,
+       "Unique event timestamps: 1 expect >1", "exit 1")),
+    ({"name": "regression/tools/clear/test_kernel:3 (not run)", "result": "fail",
+      "reason": "TAP stream cut short: guest hang: stock: no console output for 180 s"},
+     S("regression/tools/clear/test_kernel", 3, P.CUT_SHORT, "(not run)",
+       "guest hang: stock: no console output for 180 s")),
+    # a real failure whose diagnostic happens to read like a cut: not CUT_SHORT
+    ({"name": "regression/tools/clear/test_kernel:3 Clear", "result": "fail",
+      "reason": "TAP stream cut short: by the relay daemon"},
+     S("regression/tools/clear/test_kernel", 3, P.FAILED, "Clear",
+       "TAP stream cut short: by the relay daemon")),
+    ({"name": "suite:0 (not run)", "result": "fail", "reason": "ksymlab: suite: no source"},
+     S("suite", 0, P.FAILED, "(not run)", "ksymlab: suite: no source")),
+    ({"name": "x/test_a:0 (no TAP)", "result": "fail", "reason": "no TAP plan or point; exit 127"},
+     S("x/test_a", 0, P.FAILED, "(no TAP)", "no TAP plan or point; exit 127")),
+    ({"name": "x/test_a:4", "result": "skip", "reason": "no uprobes"},
+     S("x/test_a", 4, P.SKIPPED, "", "no uprobes")),
+]
+
+
+def test_old_report_points_read_back_and_serialise_unchanged():
+    for old, typed in OLD_POINTS:
+        assert tap.SuitePoint.from_json(old) == typed, old["name"]
+        assert typed.to_json() == old, old["name"]
+
+
+def test_a_point_name_without_a_number_is_one_verify_error():
+    import pytest
+    from harness.errors import HarnessError
+    with pytest.raises(HarnessError) as err:
+        tap.SuitePoint.from_json({"name": "suite (not run)", "result": "fail"})
+    assert err.value.one_line() == ("ksymlab: verify: report.json: suite point "
+                                    "'suite (not run)' is not named script:number")

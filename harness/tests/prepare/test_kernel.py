@@ -2,7 +2,7 @@ import os
 
 import pytest
 
-from harness.prepare import derive, kernel, variants
+from harness.prepare import derive, kernel, treecopy, variants
 from harness.prepare.config import check_config
 from harness.prepare.tree import tree_key
 from harness.errors import HarnessError
@@ -148,7 +148,7 @@ def test_objtool_cmd_paths_follow_the_copy(tmp_path):
     untouched = obj / ".elf.o.cmd"
     untouched.write_text("cmd_elf.o := gcc\n")
     os.utime(cmd, ns=(1_000_000_000, 1_234_567_891_000))
-    done = derive.rewrite_tool_paths(new, old, new)
+    done = treecopy.rewrite_tool_paths(new, old, new)
     assert sorted(done) == sorted([cmd, nested])
     assert str(old) not in cmd.read_text() and cmd.read_text().count(str(new)) == 4
     assert nested.read_text() == f"cmd_{new}/tools/objtool/arch/x86/decode.o := gcc\n"
@@ -165,7 +165,7 @@ def test_copy_failure_is_a_build_error_and_removes_the_tree(cache):
     root.mkdir()
     base = derive.Base("base", "stock", trees / "base" / "linux", 0)
     with pytest.raises(HarnessError) as e:
-        derive._copy_base(base, root, root / "linux")
+        treecopy.copy_base(base, root, root / "linux")
     assert e.value.step == "build" and "copying base tree base (stock)" in e.value.message
     assert len(e.value.one_line().splitlines()) == 1
     assert not root.exists()
@@ -177,7 +177,7 @@ def test_vanished_base_is_not_copied(cache):
     root = trees / "derived"
     root.mkdir()
     base = derive.Base("base", "stock", trees / "base" / "linux", 0)
-    assert derive._copy_base(base, root, root / "linux") is None
+    assert treecopy.copy_base(base, root, root / "linux") is None
     assert not (root / "linux").exists()
 
 
@@ -202,7 +202,7 @@ def test_extract_keeps_the_member_list_in_its_own_file(tmp_path):
     log = (root / "extract.log").read_text().splitlines()
     assert len(log) == 1 and log[0].startswith("$ tar -xf ") and "--index-file=" in log[0]
     fresh = tmp_path / "other-cache"
-    assert derive.tarball_members(fresh, tarball) == frozenset(members.read_text().split())
+    assert treecopy.tarball_members(fresh, tarball) == frozenset(members.read_text().split())
     # listed once: the next extract is not verbose
     tree.extract(tarball, root / "again", root / "again.log", members)
     assert "-v" not in (root / "again.log").read_text().split()

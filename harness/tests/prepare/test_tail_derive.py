@@ -6,7 +6,7 @@ import shutil
 import subprocess
 
 
-from harness.prepare import derive, kernel, variants
+from harness.prepare import derive, kernel, treecopy, variants
 from harness.prepare.tree import build_inputs, tarball_sha256, tree_key
 from harness import paths
 
@@ -172,7 +172,7 @@ def test_linked_copy_never_writes_the_base(tmp_path):
     (base / "link").symlink_to("kernel/core.c")
     os.utime(base / "kernel" / "core.o", ns=(1, 1_000_000_000_123))
     dest = tmp_path / "dest"
-    p = derive._linked_copy(base, dest, frozenset({"kernel/core.c", "link"}))
+    p = treecopy.linked_copy(base, dest, frozenset({"kernel/core.c", "link"}))
     assert p.returncode == 0
     src_ino = (base / "kernel" / "core.c").stat().st_ino
     assert (dest / "kernel" / "core.c").stat().st_ino == src_ino       # linked

@@ -4,8 +4,9 @@ from dataclasses import FrozenInstanceError, replace
 
 import pytest
 
-from harness.report import assemble
-from harness.checks.model import Check, StepError, VariantResult
+from harness import judge
+from harness.report import assemble, show, tally
+from harness.model.results import Check, StepError, VariantResult
 from harness.run import Board
 
 SYMBOL = Check("symbol", "task_prio", {"module": "0x1", "gdb": "0x1"}, True,
@@ -26,8 +27,9 @@ def result(name="exports", values=None, symbols=(SYMBOL,), **kw):
 
 
 def write(tmp_path, *results):
-    rep = assemble.assemble({"run_id": "r1", "tarball": "t"}, {r.name: r for r in results},
-                          [r.name for r in results])
+    snap, order = {r.name: r for r in results}, [r.name for r in results]
+    rep = assemble.assemble({"run_id": "r1", "tarball": "t"}, snap, order,
+                            judge.judge(snap, order))
     assemble.write_all(tmp_path, rep)
     return rep
 
@@ -59,6 +61,12 @@ def test_error_step_is_reported(tmp_path):
         (tmp_path / "report.ktap").read_text().replace("  not ok", "not ok")
 
 
+def _verdict(rep, seed_rows, across):
+    """The judge's rule on the variants' verdicts of report.json and the given rows."""
+    return judge.decide({n: v["verdict"] for n, v in rep["variants"].items()},
+                        seed_rows, across)[0]
+
+
 def two_variants(kallsyms_prio=20, kallsyms_dev="1:0 100"):
     dev = Check("blockdev", "ram0", {"module": "1:0 100", "sysfs": "1:0 100"}, True)
     a = result(values=[prio(1, scenario=20), prio(2), dev])
@@ -77,12 +85,13 @@ def test_a_table_per_kind_with_counts_per_variant_and_the_disagreeing_rows(tmp_p
     md = (tmp_path / "report.md").read_text()
     assert not any(x["flagged"] for x in r["across"])
     # (the seed rows fail: this fake run has none of their evidence)
-    assert assemble.overall_verdict(r["variants"], [], r["across"]) == "pass"
+    assert _verdict(r, [], r["across"]) is judge.Verdict.PASS
     assert "| variant | checks | agree | disagree | unchecked | sources |" in md
     assert "| kallsyms | 2 | 2 | 0 | 0 | module, gdb, scenario |" in md
     assert "Disagreements" not in md
     # the summary states the slide of the KASLR variant
-    assert "| kallsyms | kallsyms | 1/1 | 4/4 | 0 | 0 | 0x2a00000 | pass |" in md
+    assert "| variant | module mode | symbols resolved | agree | disagree | unchecked |" in md
+    assert "| kallsyms | kallsyms | 1/1 | 4 | 0 | 0 | 0x2a00000 | pass |" in md
     assert "| block devices (name, dev, sectors) | exports | ram0 1:0 100 | yes |  |" in md
     assert "| block devices (name, dev, sectors) | kallsyms | ram0 1:0 100 | yes |  |" in md
     b = replace(b, values=(b.values[0], replace(b.values[1], sources={"module": 21, "gdb": 20},
@@ -95,7 +104,7 @@ def test_a_table_per_kind_with_counts_per_variant_and_the_disagreeing_rows(tmp_p
 
 def test_a_difference_that_must_not_exist_is_flagged_and_fails(tmp_path):
     r = write(tmp_path, *two_variants(kallsyms_dev="1:0 200"))
-    assert assemble.overall_verdict(r["variants"], [], r["across"]) == "fail"
+    assert _verdict(r, [], r["across"]) is judge.Verdict.FAIL
     flagged = [x["what"] for x in r["across"] if x["flagged"]]
     assert flagged == ["block devices (name, dev, sectors)"]
     assert "**NO, flagged**" in (tmp_path / "report.md").read_text()
@@ -111,7 +120,7 @@ def test_a_must_match_row_missing_from_one_variant_is_flagged(tmp_path):
     r = write(tmp_path, a, b)
     row = [x for x in r["across"] if x["id"] == "blockdevs"][0]
     assert row["flagged"] and "kallsyms has no such rows" in row["why"]
-    assert assemble.overall_verdict(r["variants"], [], r["across"]) == "fail"
+    assert _verdict(r, [], r["across"]) is judge.Verdict.FAIL
 
 
 def test_fault_verdict_in_summary(tmp_path):
@@ -149,7 +158,8 @@ def test_report_writer_never_sees_a_result_being_filled(tmp_path):
         try:
             while not stop.is_set():
                 snap = board.snapshot()
-                rep = assemble.assemble({"run_id": "r", "tarball": "t"}, snap, names)
+                rep = assemble.assemble({"run_id": "r", "tarball": "t"}, snap, names,
+                                        judge.judge(snap, names))
                 # every variant in a snapshot is complete: its counts match its rows
                 for v in rep["variants"].values():
                     assert v["counts"]["values"] == len(v["values"])
@@ -195,7 +205,7 @@ def test_kernel_line_matrix_and_rows_that_must_match_only_within_a_line(tmp_path
     assert cells["exports"]["6.12"]["variant"] == "exports-6.12" and "6.1" not in cells["stock"]
     md = (tmp_path / "report.md").read_text()
     assert "| variant | 6.1 | 6.12 |" in md
-    assert "| stock | not run | pass (7/7, `stock-6.12`) |" in md
+    assert "| stock | not run | pass (7 agree, 0 disagree, 0 unchecked, `stock-6.12`) |" in md
     # within one line the same difference is flagged
     d = blocks("kallsyms-6.12", "6.12", 6, role="kallsyms")
     r = write(tmp_path, a, b, d)
@@ -219,3 +229,31 @@ def test_a_renamed_check_flags_its_must_match_rule_in_every_variant(tmp_path):
     r = write(tmp_path, frames("exports", "function"), frames("kallsyms", "function"))
     row = [x for x in r["across"] if x["id"] == "ustack-names"][0]
     assert row["flagged"] and "exports, kallsyms has no such rows" in row["why"]
+
+
+def test_a_seed_with_an_unchecked_row_shows_agree_disagree_and_unchecked_apart(tmp_path):
+    """Seed 5/9's evidence (checks/seeds.py): the task_prio symbol, the prio rows and
+    its claim. One prio row unchecked is not a failure: "2/3" read as one; the tally
+    names the three counts (issue 38 item 8)."""
+    claim = Check("seed", "5/9/export/task_prio", {"module": "GPL", "expected": "GPL"}, True)
+    r = write(tmp_path, result(values=[prio(1, agree=None), claim], seeds=("5/9",)))
+    (row,) = [s for s in r["seeds"] if s["seed"] == "5/9"]
+    assert (row["agree"], row["disagree"], row["unchecked"], row["checks"]) == (2, 0, 1, 3)
+    assert row["holds"] is True
+    md = (tmp_path / "report.md").read_text()
+    line = next(x for x in md.splitlines() if x.startswith("| 5/9 |"))
+    assert line.endswith("| 2 agree, 0 disagree, 1 unchecked | yes |")
+    page = (tmp_path / "report.html").read_text()
+    assert "<td>2 agree, 0 disagree, 1 unchecked</td>" in page and "<td>2/3</td>" not in page
+    # a claim that disagrees beside the unchecked row: show names both apart
+    bad = Check("seed", "5/9/export/task_prio", {"module": "GPL", "expected": "none"}, False)
+    r = write(tmp_path, result(values=[prio(1, agree=None), bad], seeds=("5/9",)))
+    out = show.lines(r, tmp_path)
+    assert any(x.startswith("  seed 5/9 does not hold: ") and
+               x.endswith("(checks: 1 agree, 1 disagree, 1 unchecked)") for x in out), out
+
+
+def test_a_report_json_without_the_seed_tally_still_reads():
+    assert tally.seed_text({"agree": 582, "checks": 584}) == "582 agree of 584"
+    assert tally.seed_text({"agree": 582, "checks": 584, "disagree": 0, "unchecked": 2}) == \
+        "582 agree, 0 disagree, 2 unchecked"

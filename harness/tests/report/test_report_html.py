@@ -11,7 +11,7 @@ from html.parser import HTMLParser
 import pytest
 
 from harness.tests import browser
-from harness.report import html
+from harness.report import html, html_parts
 from report_fixture import clean_report, make_report, pageblock, same_pageblocks
 
 pytestmark = pytest.mark.skipif(browser.chromium() is None,
@@ -124,7 +124,7 @@ def test_one_cell_per_pageblock_in_each_map(full):
     # an unknown migratetype gets the neutral colour and its number
     unknown = [e for e in dom.select("rect", "mt-7") if e["figure"]
                and e["figure"].get("data-variant") == "bpf13"]
-    assert unknown and unknown[0]["attrs"]["fill"] == html.UNKNOWN_COLOUR
+    assert unknown and unknown[0]["attrs"]["fill"] == html_parts.UNKNOWN_COLOUR
 
 
 def test_priority_chart_and_timings_per_variant(full):
@@ -148,7 +148,7 @@ def test_doctored_disagreement_is_outlined(tmp_path):
     clean_page, clean_dom, _ = load(tmp_path, rep, "clean.html")
     assert clean_dom.select("rect", "disagree") == []
     # the colour is in the legend's swatch and nowhere else
-    (legend,) = outline_boxes(clean_page, tmp_path, html.DISAGREE_COLOUR)
+    (legend,) = outline_boxes(clean_page, tmp_path, html_parts.DISAGREE_COLOUR)
 
     doctored = json.loads(json.dumps(rep))
     cell = pageblock(doctored, "kallsyms", "DMA32 pfn 0x9000")
@@ -162,7 +162,7 @@ def test_doctored_disagreement_is_outlined(tmp_path):
     assert {(e["attrs"]["data-variant"], e["attrs"]["data-key"]) for e in outlined} == \
         {("kallsyms", "DMA32 pfn 0x9000")}
     assert all(e["attrs"]["data-gdb"] == "0" and e["attrs"]["data-mt"] == "1" for e in outlined)
-    boxes = outline_boxes(page, tmp_path, html.DISAGREE_COLOUR)
+    boxes = outline_boxes(page, tmp_path, html_parts.DISAGREE_COLOUR)
     assert legend in boxes
     boxes.remove(legend)
     assert len(boxes) == 2 and all(cell_sized(b) for b in boxes), boxes
@@ -174,7 +174,7 @@ def test_ab_view_marks_a_pageblock_whose_type_differs(tmp_path):
     same_page, same_dom, _ = load(tmp_path, rep, "same.html")
     (ab,) = same_dom.select("figure", "ab")
     assert ab["attrs"]["data-differ"] == "0" and same_dom.select("rect", "ab-diff") == []
-    assert outline_boxes(same_page, tmp_path, html.AB_COLOUR) == []
+    assert outline_boxes(same_page, tmp_path, html_parts.AB_COLOUR) == []
 
     rep = json.loads(json.dumps(rep))
     cell = pageblock(rep, "kallsyms", "DMA32 pfn 0xa000")
@@ -190,7 +190,7 @@ def test_ab_view_marks_a_pageblock_whose_type_differs(tmp_path):
                                        ("kallsyms", "DMA32 pfn 0xa000", "2")]
     assert len(dom.select("circle", "ab-mark")) == 2
     assert dom.select("rect", "disagree") == []
-    boxes = outline_boxes(page, tmp_path, html.AB_COLOUR)
+    boxes = outline_boxes(page, tmp_path, html_parts.AB_COLOUR)
     cells = [b for b in boxes if cell_sized(b)]
     assert len(cells) == 2, boxes
     # the other pixels of that colour are the white dots' rims inside those cells
@@ -198,4 +198,4 @@ def test_ab_view_marks_a_pageblock_whose_type_differs(tmp_path):
                    for c in cells) for b in boxes), boxes
     # side by side: the same row, the right one a map's width further
     (l, r) = sorted(cells)
-    assert abs(l[1] - r[1]) <= 1 and r[0] - l[0] > html.COLUMNS * html.PITCH
+    assert abs(l[1] - r[1]) <= 1 and r[0] - l[0] > html_parts.COLUMNS * html_parts.PITCH

@@ -5,7 +5,8 @@ from dataclasses import replace
 from html.parser import HTMLParser
 
 from harness import paths, steps
-from harness.report import assemble, html, mdtables
+from harness.report import assemble, html_charts, html_parts
+from harness import mdtables
 from harness.tools import bench
 from report_fixture import make_report
 
@@ -23,16 +24,25 @@ def test_the_step_names():
     assert steps.KERNEL_BUILD == ("extract", "copy", "patch", "configure", "build")
 
 
+def _laps(fn, functions):
+    """The step names of fn's lap() calls in the order they run: a call of another
+    function of the module counts its laps where it is called."""
+    calls = sorted((n.lineno, n.col_offset, n) for n in ast.walk(fn) if isinstance(n, ast.Call))
+    out = []
+    for _, _, n in calls:
+        if getattr(n.func, "attr", None) == "lap":
+            # a lap's step, then the steps timed inside it (lap(step, {inner: seconds}))
+            out += [c.value for a in n.args for c in ast.walk(a)
+                    if isinstance(c, ast.Constant) and isinstance(c.value, str)]
+        elif isinstance(n.func, ast.Name) and n.func.id in functions:
+            out += _laps(functions[n.func.id], functions)
+    return out
+
+
 def test_run_laps_are_the_listed_steps_in_order():
-    tree = ast.parse((paths.REPO / "harness" / "run.py").read_text())
-    fn = next(n for n in ast.walk(tree)
-              if isinstance(n, ast.FunctionDef) and n.name == "run_variant")
-    # a lap's step, then the steps timed inside it (lap(step, {inner: seconds}))
-    laps = sorted((n.lineno, [c.value for a in n.args for c in ast.walk(a)
-                              if isinstance(c, ast.Constant) and isinstance(c.value, str)])
-                  for n in ast.walk(fn)
-                  if isinstance(n, ast.Call) and getattr(n.func, "attr", None) == "lap")
-    assert [name for _, names in laps for name in names] == list(steps.GUEST)
+    tree = ast.parse((paths.REPO / "harness" / "variantjob.py").read_text())
+    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    assert _laps(functions["run_variant"], functions) == list(steps.GUEST)
 
 
 def test_report_md_has_a_row_per_step_and_a_column_per_variant():
@@ -97,7 +107,7 @@ class Steps(HTMLParser):
 
 
 def test_report_html_draws_and_tabulates_every_recorded_step():
-    page = Steps(html.timing_chart(with_drgn_and_lttng(make_report())))
+    page = Steps(html_charts.timing_chart(with_drgn_and_lttng(make_report())))
     assert [s for v, s in page.bars if v == "exports"] == [
         "kernel", "module", "initramfs", "boot", "gdb", "guest_rest", "drgn", "compare",
         "lttng"]
@@ -116,8 +126,8 @@ def test_report_html_draws_and_tabulates_every_recorded_step():
         ["compare", "0.05", "0.05", "0.05", "0.05"],
         ["lttng", "66.0", "", "", ""]]
     # every step has its own colour
-    assert set(html.STEP_COLOURS) == set(steps.TIMED)
-    assert len(set(html.STEP_COLOURS.values())) == len(steps.TIMED)
+    assert set(html_parts.STEP_COLOURS) == set(steps.TIMED)
+    assert len(set(html_parts.STEP_COLOURS.values())) == len(steps.TIMED)
 
 
 def test_bench_shows_drgn_and_lttng_when_recorded():
@@ -130,10 +140,10 @@ def test_bench_shows_drgn_and_lttng_when_recorded():
 
 
 def test_a_lap_records_the_steps_timed_inside_it_apart(monkeypatch):
-    from harness import run
+    from harness import variantjob
     clock = iter([100.0, 130.0, 131.0])
-    monkeypatch.setattr(run.time, "monotonic", lambda: next(clock))
-    s = run._Steps()
+    monkeypatch.setattr(variantjob.time, "monotonic", lambda: next(clock))
+    s = variantjob.Laps()
     s.lap("lttng", {"suite": 20.0})     # 30 s waited, of which the suite took 20
     s.lap("compare")
     assert s.seconds == {"lttng": 10.0, "suite": 20.0, "compare": 1.0}

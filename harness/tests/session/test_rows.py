@@ -1,6 +1,6 @@
 """rows.json's rows: each Check's id and its verdict in words."""
 
-from harness.checks.model import Check
+from harness.model.results import Check
 from harness.session import rows
 
 

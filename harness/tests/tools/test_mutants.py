@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from harness.tools import mutants
+from harness.tools import mutants, mutants_md, patchedit
 from harness import paths
 from harness.errors import HarnessError
 
@@ -46,7 +46,7 @@ def _hunks_consistent(text):
     """Every hunk header's counts equal its body's."""
     lines = text.split("\n")
     for i, ln in enumerate(lines):
-        h = mutants.HUNK.match(ln)
+        h = patchedit.HUNK.match(ln)
         if not h:
             continue
         m = re.match(r"@@ -\d+,(\d+) \+\d+,(\d+) @@", ln)
@@ -76,11 +76,11 @@ def test_every_series_mutant_edits_its_patch_consistently(tmp_path, m):
 
 
 def test_mutate_needs_exactly_one_occurrence():
-    assert mutants.mutate("a b c", [("b", "x")]) == "a x c"
+    assert patchedit.mutate("a b c", [("b", "x")]) == "a x c"
     with pytest.raises(HarnessError, match="occurs 0 times"):
-        mutants.mutate("a b c", [("z", "x")])
+        patchedit.mutate("a b c", [("z", "x")])
     with pytest.raises(HarnessError, match="occurs 2 times"):
-        mutants.mutate("b b", [("b", "x")])
+        patchedit.mutate("b b", [("b", "x")])
 
 
 PATCH = """From x
@@ -120,7 +120,7 @@ diff --git a/g.c b/g.c
 def test_recount_follows_an_edited_body():
     # drop the added C line: hunk 1 now +10,3; hunk 2's new side moves back by one
     assert _hunks_consistent(PATCH)
-    text = mutants.recount(mutants.mutate(PATCH, [("+C\n", "")]))
+    text = patchedit.recount(patchedit.mutate(PATCH, [("+C\n", "")]))
     assert "@@ -10,3 +10,3 @@ int f(void)" in text
     assert "@@ -30,3 +30,3 @@ int g(void)" in text
     assert "@@ -5,2 +5,3 @@" in text                  # another file: no shift
@@ -128,7 +128,7 @@ def test_recount_follows_an_edited_body():
 
 
 def test_recount_drops_a_hunk_left_without_change():
-    text = mutants.recount(mutants.mutate(PATCH, [("-y\n+Y\n", " y\n")]))
+    text = patchedit.recount(patchedit.mutate(PATCH, [("-y\n+Y\n", " y\n")]))
     assert "int g(void)" not in text
     assert "@@ -50,3 +51,3 @@ int h(void)" in text
     assert _hunks_consistent(text)
@@ -186,10 +186,10 @@ def test_a_failure_of_another_kind_does_not_kill():
     o = mutants.decide(PRIO, report([row("prio", "pid 1"), row("blockdev", "ram0", False)],
                                     seeds=["8/9"]))
     assert o.status == "wrong-kind" and o.others == ("blockdev:ram0",) and o.seeds == ("8/9",)
-    assert mutants._why(o) == "failed only on blockdev:ram0; seed row(s) 8/9 do not hold"
+    assert mutants_md.why(o) == "failed only on blockdev:ram0; seed row(s) 8/9 do not hold"
     # a degraded dirty limit: no check at all, only the seed row loses its evidence
     o = mutants.decide(WB, report([row("writeback", "gds_hits")], verdict="fail", seeds=["3/9"]))
-    assert o.status == "wrong-kind" and mutants._why(o) == \
+    assert o.status == "wrong-kind" and mutants_md.why(o) == \
         "no check failed; seed row(s) 3/9 do not hold"
 
 
@@ -232,8 +232,8 @@ def test_kill_rates_and_tables():
     outs = [mutants.decide(PRIO, report([row("prio", "x", False)])),
             mutants.decide(PRIO, report([row("prio", "x")])),
             mutants.decide(WB, report([row("sampler", "writeback", False)]))]
-    assert mutants.kill_rates(outs) == {"prio": (2, 1), "writeback": (1, 1)}
-    kinds, rows = mutants.tables(outs)
+    assert mutants_md.kill_rates(outs) == {"prio": (2, 1), "writeback": (1, 1)}
+    kinds, rows = mutants_md.tables(outs)
     assert kinds[-1] == ["all", "3", "2", "67 %"]
     assert [r[3] for r in rows] == ["killed", "survived", "killed"]
 
@@ -266,7 +266,7 @@ def test_run_mutant_builds_from_the_scratch_copy(tmp_path, monkeypatch):
 
 def test_report_files(tmp_path):
     outs = [mutants.decide(PRIO, report([row("prio", "x", False)]))]
-    mutants.write_report(tmp_path, outs, {"catalogue": "c", "seconds": 1.0})
+    mutants_md.write_report(tmp_path, outs, {"catalogue": "c", "seconds": 1.0})
     data = json.loads((tmp_path / "mutants.json").read_text())
     assert data["kill_rates"] == {"prio": {"mutants": 1, "killed": 1}}
     assert data["mutants"][0]["killers"] == ["prio:x"]

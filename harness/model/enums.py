@@ -41,7 +41,7 @@ class Agreement(Enum):
 
 class Source(StrEnum):
     """Every name a row's `sources` uses, as the report prints it.
-    harness/oracles/labels.py says what each shares with the module."""
+    harness/checks/labels.py says what each shares with the module."""
     # the module's claims
     MODULE = "module"                   # its text on the data port
     MEMORY = "memory"                   # its ksymlab_results, as gdb reads them
@@ -112,7 +112,7 @@ class Source(StrEnum):
 
 
 class Label(StrEnum):
-    """What a source shares with the module (harness/oracles/labels.py LABELS)."""
+    """What a source shares with the module (harness/checks/labels.py LABELS)."""
     CLAIM = "the claim"                     # it is the module (or LTTng) itself
     SAME_FUNCTION = "same function"         # it calls the function the module calls
     SAME_DATA = "same data"                 # it reads the table the module reads

@@ -5,7 +5,7 @@ report.md must stay readable in a terminal, so no table in it may be wider
 than MAX_COLUMNS: table() asserts it for every table it writes, and the
 report's tests check a whole file with widest().
 
-    /usr/bin/python3 -m harness.report.mdtables runs/latest/report.md
+    /usr/bin/python3 -m harness.mdtables runs/latest/report.md
 """
 
 import re

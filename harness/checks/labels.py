@@ -18,8 +18,8 @@ nature says so (EXEMPT) and is reported unchecked, with the reason.
 
 from dataclasses import replace
 
-from ..checks.enums import Label, Source
-from ..checks.model import Check
+from ..model.enums import Label, Source
+from ..model.results import Check
 
 CLAIM = Label.CLAIM
 SAME_FUNCTION = Label.SAME_FUNCTION
@@ -181,7 +181,7 @@ REQUIRED = 2
 
 def label(source):
     """(Label, what it shares) of a source name."""
-    return LABELS.get(source, (Label.UNLABELLED, "not described in harness/oracles/labels.py"))
+    return LABELS.get(source, (Label.UNLABELLED, "not described in harness/checks/labels.py"))
 
 
 def table():

@@ -3,7 +3,7 @@
 A Check is selected by its id, "<kind>:<key>", never by its display label:
 seeds.py and crossvariant.py name the ids they need, so renaming a label
 cannot drop a check. The columns a report shows are the keys of `sources`,
-each a Source, and its verdict is an Agreement (harness/checks/enums.py).
+each a Source, and its verdict is an Agreement (harness/model/enums.py).
 """
 
 from dataclasses import dataclass, field
@@ -29,7 +29,7 @@ def hex_text(v):
 # /proc/pagetypeinfo counts with get_pageblock_migratetype() ->
 # get_pfnblock_flags_mask() (mm/vmstat.c), /proc/vmstat's dirty thresholds
 # come from global_dirty_limits(), which fires global_dirty_state (mm/vmstat.c
-# vmstat_start()). (harness/oracles/labels.py labels every source for the
+# vmstat_start()). (harness/checks/labels.py labels every source for the
 # two-oracle rule.)
 SAME_FUNCTION = "same function"
 INDEPENDENT = "independent"
