@@ -37,17 +37,31 @@ def path(name):
     return os.path.join(DIR, name)
 
 
+# gdb starts while the guest boots (vmlinux loads meanwhile): seconds it waits for
+# the host's gdb-in.json, written once the guest has loaded the module (ARM); the
+# host ends gdb sooner when the boot fails.
+ARM_WAIT = 3600
+# Commands that let the guest run: each waits first until the host has dumped the
+# first snapshot's memory (the vmcore drgn reads), which it does while the person
+# already has the prompt.
+RUNNING = ("continue", "next", "step", "nexti", "stepi", "finish", "until", "advance",
+           "jump", "detach")
+
+
 class State:
-    """What this gdb has read: the reading in gdb.json's shape, the breakpoint,
-    and whether the guest has run past its last snapshot."""
+    """What this gdb has read: the claims (gdb-in.json), the reading in gdb.json's
+    shape, the breakpoint, and whether the guest has run past its last snapshot."""
 
     def __init__(self):
-        with open(path("gdb-in.json")) as f:
-            self.claims = json.load(f)
-        self.order = self.claims["pageblock_order"]
+        self.claims = None
+        self.order = None
         self.reading = None
         self.bp = None
         self.past = False       # the guest ran on to READY; `rows` then reprints
+
+    def load(self, claims):
+        self.claims = claims
+        self.order = claims["pageblock_order"]
 
     def snapshots_left(self):
         return int(self.claims.get("snapshots", 1)) - len(self.reading["snapshots"])
@@ -56,12 +70,42 @@ class State:
 STATE = State()
 
 
+def wait_file(name, seconds, what):
+    end = time.monotonic() + seconds
+    while not os.path.exists(path(name)):
+        if time.monotonic() > end:
+            raise SystemExit(f"ksymlab-gdb: {what} within {seconds} s")
+        time.sleep(0.05)
+
+
+def wait_claims():
+    """gdb-in.json once the host wrote it (atomically); vmlinux and vmlinux-gdb.py
+    loaded here when the host could not name them on gdb's command line (KASLR:
+    the slide is known from the guest's _text only)."""
+    wait_file("gdb-in.json", ARM_WAIT, "the guest did not load the module")
+    with open(path("gdb-in.json")) as f:
+        STATE.load(json.load(f))
+    for command in STATE.claims.get("gdb_load", ()):
+        gdb.execute(command, to_string=True)
+
+
+def wait_released():
+    """The host has dumped the first snapshot's memory (gdb-release)."""
+    if os.path.exists(path("gdb-hold")):
+        wait_file("gdb-release", 600, "the host did not dump the guest's memory")
+
+
 def start():
-    """Up to the first snapshot, held for the vmcore, as ksymlab_verify.main()."""
+    """Up to the first snapshot, as ksymlab_verify.main(); the host dumps the guest's
+    memory there (gdb-hold) while the person has the prompt."""
+    wait_claims()
     STATE.reading = kv.begin(SOCKET, STATE.claims)
     stop, STATE.bp = kv.stop_at_snapshot(path("gdb-armed"))
     kv.read_first(STATE.reading, stop, STATE.order)
-    kv.hold_for_host(path("gdb-hold"), path("gdb-release"))
+    with open(path("gdb-hold"), "w") as f:
+        f.write(f"{stop['pc']:#x}\n")
+    for command in RUNNING:
+        gdb.execute(f"define hook-{command}\npython wait_released()\nend", to_string=True)
     r = STATE.reading
     print(f"ksymlab: stopped at snapshot {r['stop']['seq']} in ksymlab_snapshot_taken: "
           f"{len(r['symbols'])} symbols, {len(r['tasks'])} tasks, "
@@ -131,6 +175,7 @@ Reads the remaining snapshots first, then lets the guest finish its sampling
     NAME = "rows"
 
     def answer(self, arg):
+        wait_released()
         if not STATE.past:
             finish_guest()
         rows = ask_host_rows()
@@ -197,6 +242,7 @@ class Next(Cmd):
         if STATE.past or STATE.snapshots_left() <= 0:
             raise gdb.GdbError("ksymlab: no snapshot left (the guest announced "
                                f"{STATE.claims.get('snapshots', 1)})")
+        wait_released()
         STATE.bp = kv.read_next(STATE.reading, STATE.bp, STATE.order)
         snap = STATE.reading["snapshots"][-1]
         say("snapshot", snap["stop"]["seq"])
@@ -313,6 +359,8 @@ def start_or_quit():
     quits with run's gdb exit status (40)."""
     try:
         start()
+    except KeyboardInterrupt:
+        gdb.execute("quit 130")     # Ctrl-C before the prompt: the host stops too
     except (SystemExit, gdb.error, KeyError, OSError) as e:
         with open(path("gdb-failed"), "w") as f:
             f.write(f"{e}\n")

@@ -7,7 +7,7 @@ import subprocess
 
 from harness import paths
 from harness.errors import EXIT
-from harness.session import host
+from harness.session import gdbchild, host
 
 
 def test_no_gdbstub_ends_gdb_with_its_status_and_one_line(tmp_path):
@@ -23,7 +23,7 @@ def test_no_gdbstub_ends_gdb_with_its_status_and_one_line(tmp_path):
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(stub.parent),
            "KSYMLAB_SESSION_DIR": str(vdir), "KSYMLAB_GDB_SOCKET": str(tmp_path / "no.sock")}
     p = subprocess.run(["gdb", "-nx", "-batch", "-q", "-ex",
-                        f"source {paths.GDBSCRIPTS / host.SESSION_SCRIPT}"],
+                        f"source {paths.GDBSCRIPTS / gdbchild.SESSION_SCRIPT}"],
                        env=env, capture_output=True, text=True, timeout=120,
                        stdin=subprocess.DEVNULL)
     assert p.returncode == EXIT["gdb"] == 40, p.stdout + p.stderr

@@ -1,4 +1,4 @@
-"""A session's gdb (host.run_gdb) and the signals: SIGTERM and SIGHUP to the
+"""A session's gdb (gdbchild.GdbChild once handed over) and the signals: SIGTERM and SIGHUP to the
 session end its gdb too; Ctrl-C (SIGINT) is gdb's, not the session's. A `sleep`
 stands in for gdb; the process table is the oracle."""
 
@@ -15,14 +15,15 @@ from harness import paths
 HOST = """
 import signal, sys
 from pathlib import Path
-from types import SimpleNamespace
 sys.path.insert(0, {repo!r})
 from harness import proc
-from harness.session import host
+from harness.session import gdbchild
 signal.signal(signal.SIGTERM, proc.stop_on_signal)
 signal.signal(signal.SIGHUP, proc.stop_on_signal)
 try:
-    status = host.run_gdb(["sleep", "300"], SimpleNamespace(gdb_socket="/none"), Path("."))
+    with gdbchild.GdbChild(["sleep", "300"], Path("."), "/none") as g:
+        g.hand_over()
+        status = g.wait()
 except KeyboardInterrupt:
     sys.exit(130)
 sys.exit(status)
