@@ -31,6 +31,8 @@ DATA_END = "KSYMLAB-DATA-END"
 # sampling after its last snapshot) and for the host's rows.
 DATA_WAIT = 300
 ROWS_WAIT = 300
+# ... and with --lttng for the LTTng boot beside (its build, image and guest)
+LTTNG_WAIT = 1800
 
 
 def path(name):
@@ -160,7 +162,7 @@ class Prefix(gdb.Command):
 
 Every answer is read live: from guest memory by gdb, from the module's own
 ksymlab_results, and from the guest's data port; `ksymlab rows` gives the
-report's rows with run's own checks."""
+report's rows with run's own checks (with --lttng, the LTTng boot's too)."""
 
     def __init__(self):
         super().__init__("ksymlab", gdb.COMMAND_USER, prefix=True)
@@ -178,16 +180,7 @@ Reads the remaining snapshots first, then lets the guest finish its sampling
         wait_released()
         if not STATE.past:
             finish_guest()
-        rows = ask_host_rows()
-        verdicts = {}
-        for row in rows:
-            verdicts[row["agree"]] = verdicts.get(row["agree"], 0) + 1
-        say("rows", len(rows))
-        for verdict in sorted(verdicts):
-            say(verdict, verdicts[verdict])
-        for row in sorted(rows, key=lambda r: r["id"]):
-            if arg.strip() == "all" or row["agree"] != "agree":
-                say(row["id"], row["agree"])
+        print_rows(ask_host_rows(), arg)
 
 
 def finish_guest():
@@ -215,22 +208,54 @@ def data_ended():
         return False
 
 
-def ask_host_rows():
-    """The host's rows for this guest (harness/session/control.py)."""
-    answer = path("rows.json")
+def ask_host(name, seconds=ROWS_WAIT):
+    """The host's answer to `name` (harness/session/control.py): NAME-request, then
+    NAME.json once the host wrote it."""
+    answer = path(f"{name}.json")
     if not os.path.exists(answer):
-        with open(path("rows-request"), "w") as f:
-            f.write("rows\n")
-        end = time.monotonic() + ROWS_WAIT
+        with open(path(f"{name}-request"), "w") as f:
+            f.write(f"{name}\n")
+        end = time.monotonic() + seconds
         while not os.path.exists(answer):
             if time.monotonic() > end:
-                raise gdb.GdbError(f"ksymlab: the host gave no rows within {ROWS_WAIT} s")
+                raise gdb.GdbError(f"ksymlab: the host gave no {name} within {seconds} s")
             time.sleep(0.1)
     with open(answer) as f:
         answer = json.load(f)
     if "error" in answer:
-        raise gdb.GdbError(f"ksymlab: rows: {answer['error']}")
-    return answer["rows"]
+        raise gdb.GdbError(f"ksymlab: {name}: {answer['error']}")
+    return answer
+
+
+def ask_host_rows():
+    return ask_host("rows", LTTNG_WAIT)["rows"]
+
+
+def print_rows(rows, arg):
+    """The counts per verdict, then each row that does not agree (all with `all`)."""
+    verdicts = {}
+    for row in rows:
+        verdicts[row["agree"]] = verdicts.get(row["agree"], 0) + 1
+    say("rows", len(rows))
+    for verdict in sorted(verdicts):
+        say(verdict, verdicts[verdict])
+    for row in sorted(rows, key=lambda r: r["id"]):
+        if arg.strip() == "all" or row["agree"] != "agree":
+            say(row["id"], row["agree"])
+
+
+class Lttng(Cmd):
+    """The LTTng boot of `session --lttng`: Debian's LTTng loaded in a guest of its own
+beside this one, as `run --lttng` does (the same step and rows); waits for it to end.
+Usage: ksymlab lttng [all]  (default: its facts, the counts and the rows that do not agree)"""
+
+    NAME = "lttng"
+
+    def answer(self, arg):
+        answer = ask_host("lttng", LTTNG_WAIT)
+        for key, value in sorted(answer["facts"].items()):
+            say(key, value)
+        print_rows(answer["rows"], arg)
 
 
 class Next(Cmd):
@@ -368,6 +393,6 @@ def start_or_quit():
         gdb.execute("quit 40")
 
 
-for command in (Prefix, Rows, Next, Prio, Pageblock, Symbol, Blockdev, Writeback, Console):
+for command in (Prefix, Rows, Lttng, Next, Prio, Pageblock, Symbol, Blockdev, Writeback, Console):
     command()
 start_or_quit()

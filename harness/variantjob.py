@@ -118,7 +118,7 @@ def run_job(job):
                            timings=dict(laps.seconds), values=claims)
 
 
-def _lttng_step(variant, tree, vdir, opts):
+def lttng_step(variant, tree, vdir, opts):
     """The LTTng boot of `variant` (issue 13: Debian's LTTng in a boot of its own) and,
     with --lttng-suite, lttng-tools' kernel tests with its modules (issue 23):
     (rows, the boot's facts, the suite's facts or None, the suite's seconds)."""
@@ -137,7 +137,7 @@ def boot_variant(variant, tree, vdir, opts, laps):
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         beside = None
         if variant.lttng_series and opts.lttng and opts.lttng_beside:
-            beside = pool.submit(_lttng_step, variant, tree, vdir, opts)
+            beside = pool.submit(lttng_step, variant, tree, vdir, opts)
         return run_variant(variant, tree, vdir, opts, laps, beside)
 
 
@@ -168,7 +168,7 @@ def run_variant(variant, tree, vdir, opts, laps, beside=None):
     lttng_rows = ()
     if variant.lttng_series and opts.lttng:
         lttng_rows, facts["lttng"], suite, suite_s = \
-            beside.result() if beside else _lttng_step(variant, tree, vdir, opts)
+            beside.result() if beside else lttng_step(variant, tree, vdir, opts)
         if suite is not None:
             facts["lttng_suite"] = suite
         # beside the guest: only what was left to wait for

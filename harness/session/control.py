@@ -6,6 +6,7 @@ variant's directory, as a run's GdbSession does:
   gdb-hold      gdb holds the first snapshot: QEMU dumps the vmcore (drgn's),
                 then gdb-release lets gdb go on
   rows-request  `ksymlab rows`: the rows (rows.py) into rows.json
+  lttng-request `ksymlab lttng`: the LTTng boot's facts and rows into lttng.json
   console-in    lines a person (or `ksymlab type`) sends to the guest's console
 
 Nothing it holds is shared: the main thread only starts it and sets `stop`."""
@@ -21,6 +22,8 @@ from ..guest import vmcore
 from . import rows as rowsmod
 
 POLL_SECONDS = 0.05
+# request file stem -> what answers it (rows.py): `ksymlab rows`, `ksymlab lttng`
+ANSWERS = {"rows": "rows_answer", "lttng": "lttng_answer"}
 
 
 class Controller(threading.Thread):
@@ -34,7 +37,8 @@ class Controller(threading.Thread):
         self.ended = None           # why QEMU's console ended (EOF), once it has
         d = live.vdir
         self.files = {k: d / k for k in ("gdb-armed", "gdb-hold", "gdb-release",
-                                         "rows-request", "rows.json", "console-in")}
+                                         "rows-request", "rows.json", "lttng-request",
+                                         "lttng.json", "console-in")}
         self._went = False
         self._fifo = None
 
@@ -81,10 +85,13 @@ class Controller(threading.Thread):
             dumped = vmcore.take(self.vm.qmp_socket, self.live.vdir, self.live.variant.name)
             self.live = replace(self.live, dumped=dumped)
             f["gdb-release"].write_text("released\n")
-        if f["rows-request"].exists() and not f["rows.json"].exists():
-            tmp = f["rows.json"].with_suffix(".tmp")
-            tmp.write_text(json.dumps(rowsmod.answer(self.live), indent=1))
-            os.replace(tmp, f["rows.json"])
+        for name, answer in ANSWERS.items():
+            request, out = f[f"{name}-request"], f[f"{name}.json"]
+            if request.exists() and not out.exists() and rowsmod.ready(self.live):
+                tmp = out.with_suffix(".tmp")
+                tmp.write_text(json.dumps(rowsmod.guarded(getattr(rowsmod, answer), self.live),
+                                          indent=1))
+                os.replace(tmp, out)
         self._forward_console()
 
     def _forward_console(self):

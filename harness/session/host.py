@@ -5,12 +5,14 @@ during the boot); the vmcore of the first snapshot is dumped while the person
 already has the prompt. Quitting gdb, SIGTERM or SIGHUP ends gdb and QEMU;
 Ctrl-C before the prompt stops the session (130), after it belongs to gdb."""
 
+import concurrent.futures
 import os
 import shutil
 import time
+from dataclasses import replace
 from pathlib import Path
 
-from .. import variantjob
+from .. import proc, variantjob
 from ..errors import HarnessError
 from ..guest import dataport
 from ..guest.qemu import QemuSession
@@ -18,7 +20,7 @@ from ..prepare import initramfs, kernel, module, symcheck
 from ..progress import say
 from . import gdbchild, shell
 from .control import Controller
-from .gdbchild import TRANSCRIPT, prompt_of     # noqa: F401  (pair.py's and the tests')
+from .gdbchild import TRANSCRIPT
 from .rows import Live
 
 
@@ -65,33 +67,67 @@ def guest(tree, initrd, vdir, opts):
                        kaslr=opts.kaslr, extra_args=shell.qemu_args(sock))
 
 
+def lttng_beside(pool, live):
+    """--lttng: run's LTTng step (variantjob.lttng_step, the LTTng boot `run --lttng`
+    makes) in `pool`, started once the person has gdb; the Live with its future."""
+    v, opts = live.variant, live.opts
+    if not opts.lttng:
+        return live
+    if not v.lttng_series:
+        say("session", f"{v.name}: no LTTng series: --lttng has nothing to load")
+        return live
+    say("lttng", f"{v.name}: the LTTng boot starts beside the session "
+                 f"(`ksymlab lttng`; files in {live.vdir / 'lttng'})")
+    return replace(live, lttng=pool.submit(variantjob.lttng_step, v, live.tree,
+                                           live.vdir, opts))
+
+
+def stop_beside(pool, live):
+    """The LTTng step ends with the session: its waits see STOP, its guest closes."""
+    if live.lttng is not None and not live.lttng.done():
+        proc.STOP.set()
+    pool.shutdown(wait=True)
+
+
 def solo(variant, opts, rundir):
     """A session on one variant under `rundir`; returns the exit status."""
     vdir = rundir / variant.name
     vdir.mkdir()
     t0 = time.monotonic()
     tree, ko, initrd = prepare(variant, opts, vdir)
-    pane = None
+    pool = concurrent.futures.ThreadPoolExecutor(1)
+    live = None
     with guest(tree, initrd, vdir, opts) as vm, \
             gdbchild.GdbChild(gdbchild.argv(tree, opts.kaslr, vdir, variant.name),
                               vdir, vm.gdb_socket) as g:
-        live = arm(vm, variant, tree, ko, vdir, opts)
-        g.hand_over()
-        sock = vdir / shell.SOCKET_NAME
-        pane = shell.open_pane(sock)
-        say("session", f"{variant.name}: module loaded {time.monotonic() - t0:.1f} s after "
-                       f"the start; console {vm.console_log}; guest shell: "
-                       + (f"tmux pane {pane}" if pane else " ".join(shell.command(sock))))
-        ctl = Controller(vm, live)
-        ctl.start()
         try:
-            status = g.wait()
+            live = arm(vm, variant, tree, ko, vdir, opts)
+            g.hand_over()
+            live = lttng_beside(pool, live)
+            status = serve(vm, g, live, t0)
         finally:
-            ctl.stop.set()
-            ctl.join(10)
-            shell.close_pane(pane)
+            if live is not None:
+                stop_beside(pool, live)
     problem = failed_start(vdir)
     if problem:
         raise HarnessError("gdb", problem, vdir / TRANSCRIPT)
     say("session", f"{variant.name}: ended; transcript {vdir / TRANSCRIPT}")
     return status
+
+
+def serve(vm, g, live, t0):
+    """The console's thread and the shell's pane while the person has gdb: gdb's status."""
+    name, vdir = live.variant.name, live.vdir
+    sock = vdir / shell.SOCKET_NAME
+    pane = shell.open_pane(sock)
+    say("session", f"{name}: module loaded {time.monotonic() - t0:.1f} s after "
+                   f"the start; console {vm.console_log}; guest shell: "
+                   + (f"tmux pane {pane}" if pane else " ".join(shell.command(sock))))
+    ctl = Controller(vm, live)
+    ctl.start()
+    try:
+        return g.wait()
+    finally:
+        ctl.stop.set()
+        ctl.join(10)
+        shell.close_pane(pane)

@@ -14,7 +14,7 @@ from typing import Tuple
 import pexpect
 
 from ..errors import EXIT, HarnessError
-from . import host
+from . import gdbchild
 
 # From the start to the prompt: building what is missing and booting both guests.
 START_SECONDS = 3600
@@ -101,7 +101,7 @@ class Side:
 
     def __init__(self, name, argv, rundir):
         self.name = name
-        self.prompt = host.prompt_of(name)
+        self.prompt = gdbchild.prompt_of(name)
         self.log = open(rundir / f"{name}.front.log", "w", encoding="utf-8")
         self.child = pexpect.spawn(argv[0], argv[1:], encoding="utf-8",
                                    codec_errors="replace", echo=False, timeout=None,

@@ -2,7 +2,9 @@
 port, gdb's reading (written by `ksymlab rows` in gdbscripts/ksymlab_session.py) and
 drgn's reading of the vmcore taken at the first snapshot, made a VariantResult by
 variantjob.probe_result() with symcheck's rows, and the seed claims as run_job adds
-them. The LTTng boot's rows are not among them (`run --lttng` boots it apart)."""
+them; with --lttng also the rows of the LTTng boot `run --lttng` makes
+(variantjob.lttng_step: Debian's LTTng loaded in a guest of its own, started beside
+the session's guest once gdb has the prompt), as run_variant adds them."""
 
 import json
 from dataclasses import dataclass
@@ -29,6 +31,8 @@ class Live:
     slide: int                      # the KASLR slide
     opts: Any                       # RunOptions
     dumped: Optional[Mapping[str, Any]] = None     # vmcore.take() at the first snapshot
+    # --lttng: the future of variantjob.lttng_step(), the LTTng boot `run --lttng` makes
+    lttng: Any = None
 
 
 def gdb_reading(live):
@@ -51,9 +55,33 @@ def checks(live):
     g = variantjob.GuestReading(live.claims, data, truth, drgn_truth)
     found = variantjob.compare(live.variant, g, live.opts)
     result = variantjob.probe_result(live.variant, live.tree, found,
-                                     symcheck.findings(live.ko, live.tree))
+                                     symcheck.findings(live.ko, live.tree), lttng_rows(live))
     claims = seedclaims.variant_checks(live.tree, live.variant, seeds.superseded())
     return tuple(result.symbols) + tuple(result.values) + tuple(claims)
+
+
+def lttng_rows(live):
+    """The LTTng boot's rows (--lttng), once it has ended; () without --lttng."""
+    if live.lttng is None:
+        return ()
+    return tuple(live.lttng.result()[0])
+
+
+def ready(live):
+    """Can a request be answered without waiting (the LTTng boot, if any, has ended)?
+    The controller keeps reading the console meanwhile."""
+    return live.lttng is None or live.lttng.done()
+
+
+def lttng_answer(live):
+    """lttng.json's content for `ksymlab lttng`: the LTTng boot's facts and rows."""
+    if live.lttng is None:
+        return {"error": "no LTTng in this session (start it with --lttng on a variant "
+                         "with an LTTng series)"}
+    rows, facts, _suite, _s = live.lttng.result()
+    keep = ("version", "series", "kallsyms", "build_dir", "guest_s", "error")
+    return {"facts": {k: facts[k] for k in keep if k in facts},
+            "rows": list(row_dicts(rows))}
 
 
 def row_dicts(rows) -> Tuple[dict, ...]:
@@ -62,10 +90,15 @@ def row_dicts(rows) -> Tuple[dict, ...]:
     return tuple({"id": c.id, "agree": c.agreement.name.lower()} for c in rows)
 
 
-def answer(live):
-    """rows.json's content: {"rows": [...]} or {"error": one line}."""
+def rows_answer(live):
+    """rows.json's content: {"rows": [...]}."""
+    return {"rows": list(row_dicts(checks(live)))}
+
+
+def guarded(answer, live):
+    """answer(live), or {"error": one line}: gdb waits for the file either way."""
     try:
-        return {"rows": list(row_dicts(checks(live)))}
+        return answer(live)
     except HarnessError as e:
         return {"error": e.one_line()}
     except Exception as e:      # noqa: BLE001 - a bug here must not leave gdb waiting

@@ -53,7 +53,7 @@ def served(tmp_path, monkeypatch):
     monkeypatch.setattr(control.vmcore, "take",
                         lambda sock, vdir, name: taken.append((sock, vdir, name)) or
                         {"path": str(vdir / "vmcore")})
-    monkeypatch.setattr(rows, "answer", lambda live: asked.append(live) or
+    monkeypatch.setattr(rows, "rows_answer", lambda live: asked.append(live) or
                         {"rows": [{"id": "prio:pid 1", "agree": "agree"}]})
     live = rows.Live(SimpleNamespace(name="exports"), None, None, tmp_path, {}, 0, None)
     vm = FakeVm(tmp_path)
@@ -98,3 +98,38 @@ def test_lines_written_to_console_in_reach_the_guest_console(served):
     os.write(fd, b"cat /proc/uptime\n")
     os.close(fd)
     wait_for(lambda: "".join(served.vm.child.sent) == "cat /proc/uptime\n")
+
+
+def test_lttng_is_answered_once_its_boot_ended_and_the_console_is_read_meanwhile(
+        tmp_path, monkeypatch):
+    from concurrent.futures import Future
+    from harness.model.results import Check
+    boot = Future()
+    live = rows.Live(SimpleNamespace(name="exports"), None, None, tmp_path, {}, 0, None,
+                     lttng=boot)
+    vm = FakeVm(tmp_path)
+    reads = []
+    vm.child.read_nonblocking = lambda size, timeout: reads.append(1) or \
+        time.sleep(timeout) or ""
+    ctl = control.Controller(vm, live)
+    ctl.start()
+    try:
+        (tmp_path / "lttng-request").write_text("lttng\n")
+        time.sleep(0.5)
+        assert not (tmp_path / "lttng.json").exists() and len(reads) > 3
+        boot.set_result(((Check("lttng", "boot", {"guest": 1}, True),),
+                         {"version": "2.13.9", "series": "exports", "build_dir": "/b",
+                          "symcheck": {"big": "left out"}}, None, 0.0))
+        wait_for(lambda: (tmp_path / "lttng.json").exists())
+        assert json.loads((tmp_path / "lttng.json").read_text()) == {
+            "facts": {"version": "2.13.9", "series": "exports", "build_dir": "/b"},
+            "rows": [{"id": "lttng:boot", "agree": "agree"}]}
+    finally:
+        ctl.stop.set()
+        ctl.join(5)
+
+
+def test_without_lttng_the_command_says_how_to_have_it(tmp_path):
+    live = rows.Live(SimpleNamespace(name="exports"), None, None, tmp_path, {}, 0, None)
+    assert rows.ready(live)
+    assert "--lttng" in rows.lttng_answer(live)["error"]

@@ -28,7 +28,8 @@ def test_the_init_starts_the_shell_only_when_named_and_after_the_data_end():
     init = (Path(shell.__file__).parents[1] / "guest" / "assets" / "init").read_text()
     assert shell.append() == "ksymlab_shell=/dev/ttyS2"
     start = init.index('if [ -n "${ksymlab_shell:-}" ]')
-    assert init.index('echo "KSYMLAB-DATA-END" > "$DATA"') < start < init.rindex('echo "KSYMLAB-READY"')
+    end, ready = init.index('echo "KSYMLAB-DATA-END" > "$DATA"'), init.rindex('echo "KSYMLAB-READY"')
+    assert end < start < ready
 
 
 def test_the_bridge_copies_both_ways_and_leaves_on_the_escape():
