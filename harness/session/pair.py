@@ -75,7 +75,8 @@ def child_argv(name, args, rundir):
         value = getattr(args, opt)
         if value not in (None, ""):
             argv += ["--" + opt.replace("_", "-"), str(value)]
-    return argv + [f for f, on in (("--kaslr", args.kaslr), ("--kvm", args.kvm)) if on]
+    return argv + [f for f, on in (("--kaslr", args.kaslr), ("--kvm", args.kvm),
+                                   ("--lttng", args.lttng)) if on]
 
 
 class Ended(Exception):

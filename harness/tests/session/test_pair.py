@@ -40,12 +40,12 @@ def test_each_side_gets_the_pairs_options_and_the_pairs_directory(tmp_path):
     args = argparse.Namespace(variant_file=["v/doctored.toml"], scenario=None,
                               insmod_args="simulate_missing=task_prio", append="",
                               runs_dir=None, boot_timeout=900, hang_timeout=None,
-                              module_src=None, kaslr=True, kvm=False)
+                              module_src=None, kaslr=True, kvm=False, lttng=True)
     argv = pair.child_argv("exports", args, tmp_path)
     assert argv[1:] == ["-m", "harness", "session", "exports", "--into", str(tmp_path),
                         "--variant-file", "v/doctored.toml",
                         "--insmod-args", "simulate_missing=task_prio",
-                        "--boot-timeout", "900", "--kaslr"]
+                        "--boot-timeout", "900", "--kaslr", "--lttng"]
 
 
 def test_a_side_that_ended_passes_on_its_own_line_and_status():
