@@ -58,9 +58,8 @@ def failed_start(vdir):
     return f.read_text().strip() if f.exists() else None
 
 
-def guest(tree, initrd, vdir, opts):
-    """The session's QemuSession: run's, plus the shell's serial port."""
-    sock = vdir / shell.SOCKET_NAME
+def guest(tree, initrd, vdir, opts, sock):
+    """The session's QemuSession: run's, plus the shell's serial port at `sock`."""
     return QemuSession(tree, initrd, vdir, kvm=opts.kvm,
                        append=" ".join(a for a in (opts.append, shell.append()) if a),
                        boot_timeout=opts.boot_timeout, hang_timeout=opts.hang_timeout,
@@ -97,14 +96,14 @@ def solo(variant, opts, rundir):
     tree, ko, initrd = prepare(variant, opts, vdir)
     pool = concurrent.futures.ThreadPoolExecutor(1)
     live = None
-    with guest(tree, initrd, vdir, opts) as vm, \
+    with shell.socket_dir(vdir) as sock, guest(tree, initrd, vdir, opts, sock) as vm, \
             gdbchild.GdbChild(gdbchild.argv(tree, opts.kaslr, vdir, variant.name),
                               vdir, vm.gdb_socket) as g:
         try:
             live = arm(vm, variant, tree, ko, vdir, opts)
             g.hand_over()
             live = lttng_beside(pool, live)
-            status = serve(vm, g, live, t0)
+            status = serve(vm, g, live, t0, sock)
         finally:
             if live is not None:
                 stop_beside(pool, live)
@@ -115,10 +114,9 @@ def solo(variant, opts, rundir):
     return status
 
 
-def serve(vm, g, live, t0):
+def serve(vm, g, live, t0, sock):
     """The console's thread and the shell's pane while the person has gdb: gdb's status."""
-    name, vdir = live.variant.name, live.vdir
-    sock = vdir / shell.SOCKET_NAME
+    name = live.variant.name
     pane = shell.open_pane(sock)
     say("session", f"{name}: module loaded {time.monotonic() - t0:.1f} s after "
                    f"the start; console {vm.console_log}; guest shell: "

@@ -1,20 +1,24 @@
-"""The guest's shell: the guest's third serial port (ttyS2) is a unix socket in the
-session's directory, where the guest init starts a shell once its data port is
-complete (harness/guest/assets/init, ksymlab_shell=). The data port (ttyS1) is a
-file of its own and keeps working meanwhile.
+"""The guest's shell: the guest's third serial port (ttyS2) is a unix socket, where
+the guest init starts a shell once its data port is complete (harness/guest/assets/
+init, ksymlab_shell=). A socket's path holds at most 107 bytes: it lives in a
+private directory under /tmp, named in the session's shell.path. The data port
+(ttyS1) is a file of its own and keeps working meanwhile.
 
     python3 -m harness.session.shell SOCKET     # this terminal on the guest's shell
 
 Under tmux (TMUX set) the session opens that in a pane of its own beside gdb."""
 
+import contextlib
 import os
 import select
 import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import termios
 import tty
+from pathlib import Path
 
 from ..guest.qemu import quote_optarg
 
@@ -22,6 +26,19 @@ GUEST_PORT = "/dev/ttyS2"
 SOCKET_NAME = "shell.sock"
 # Ctrl-] leaves the bridge (as telnet's escape); the guest's shell stays.
 ESCAPE = b"\x1d"
+
+
+@contextlib.contextmanager
+def socket_dir(vdir):
+    """The shell's socket path in a private (0700) directory, named in vdir/shell.path;
+    the directory goes with the session."""
+    d = Path(tempfile.mkdtemp(prefix="ksymlab-shell-"))
+    sock = d / SOCKET_NAME
+    (Path(vdir) / "shell.path").write_text(f"{sock}\n")
+    try:
+        yield sock
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def qemu_args(path):

@@ -11,8 +11,11 @@ from harness.guest.qemu import QemuSession
 from harness.session import shell
 
 
-def test_the_shell_is_the_third_serial_port_a_socket_in_the_session_dir(tmp_path):
-    sock = tmp_path / "exports" / shell.SOCKET_NAME
+def test_the_shell_is_the_third_serial_port_a_socket_with_a_short_path(tmp_path):
+    with shell.socket_dir(tmp_path) as sock:
+        assert len(str(sock)) < 108 and (tmp_path / "shell.path").read_text() == f"{sock}\n"
+        assert oct(sock.parent.stat().st_mode & 0o777) == "0o700"
+    assert not sock.parent.exists()
     args = shell.qemu_args(sock)
     assert args == ["-chardev", f"socket,id=shell0,path={sock},server=on,wait=off",
                     "-serial", "chardev:shell0"]
