@@ -152,6 +152,7 @@ class Cmd(gdb.Command):
 
     def invoke(self, arg, from_tty):
         try:
+            wait_released()         # no reading while QEMU dumps the guest's memory
             self.answer(arg)
         except SystemExit as e:
             raise gdb.GdbError(str(e)) from None

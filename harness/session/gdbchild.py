@@ -17,6 +17,7 @@ from ..oracles import gdb
 
 SESSION_SCRIPT = "ksymlab_session.py"
 TRANSCRIPT = "transcript.txt"
+REMOTE_TIMEOUT = 60
 
 
 def prompt_of(name):
@@ -37,7 +38,11 @@ def argv(tree, kaslr, vdir, name):
     out = ["gdb", "-nx", "-q",
            "-iex", "set auto-load python-scripts off",
            "-ex", "set pagination off", "-ex", "set height 0", "-ex", "set width 0",
-           "-ex", "set confirm off"]
+           "-ex", "set confirm off",
+           # QEMU answers no gdb packet while it dumps the first snapshot's memory
+           # (2-3 s, after the prompt): gdb's default 2 s would give up and lose
+           # step with the stub
+           "-ex", f"set remotetimeout {REMOTE_TIMEOUT}"]
     for command in load:
         out += ["-ex", command]
     # the prompt before trace-commands: its trace line would hold the prompt

@@ -18,6 +18,9 @@ def test_without_kaslr_vmlinux_loads_first_and_the_prompt_precedes_tracing(tmp_p
     assert ex.index("file /t/vmlinux") < ex.index("source /t/vmlinux-gdb.py") \
         < ex.index("set prompt (ksymlab exports) ") < ex.index("set trace-commands on")
     assert ex[-1].endswith("gdbscripts/ksymlab_session.py")
+    # a reading typed while QEMU dumps the vmcore waits instead of losing the stub
+    assert ex.index(f"set remotetimeout {gdbchild.REMOTE_TIMEOUT}") < ex.index(ex[-1])
+    assert gdbchild.REMOTE_TIMEOUT >= 30
 
 
 def test_with_kaslr_gdb_in_json_loads_vmlinux_by_the_slide(tmp_path):
