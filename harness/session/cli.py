@@ -29,6 +29,8 @@ def add_args(p):
                    help="boot with KASLR on; gdb relocates vmlinux by the measured slide")
     p.add_argument("--lttng", action="store_true",
                    help="load Debian's LTTng in the guest as `run --lttng` does (docs/session.md)")
+    p.add_argument("--keep-vmcore", action="store_true",
+                   help="keep the first snapshot's vmcore in the session's directory")
     p.add_argument("--kvm", action="store_true", help="use KVM when /dev/kvm works (default TCG)")
     p.add_argument("--append", default="", help="extra kernel command line arguments")
     p.add_argument("--runs-dir", help="where session directories go (default: ./runs or "
@@ -47,7 +49,8 @@ def options(args):
         scenario=args.scenario, kvm=args.kvm, append=args.append, runs_root=args.runs_dir,
         boot_timeout=args.boot_timeout, hang_timeout=args.hang_timeout,
         insmod_args=args.insmod_args, kaslr=args.kaslr, variant_files=args.variant_file,
-        module_src=args.module_src, lttng=args.lttng)
+        module_src=args.module_src, lttng=args.lttng,
+        keep_vmcore=args.keep_vmcore)
     if not opts.scenario.is_file():
         raise HarnessError("usage", f"{opts.scenario}: scenario file not found")
     parse_scenario(opts.scenario)

@@ -88,12 +88,34 @@ def stop_beside(pool, live):
     pool.shutdown(wait=True)
 
 
+def drop_vmcore(vdir, keep):
+    """The first snapshot's vmcore (512 MiB and more) goes with the session, as a run's
+    goes once drgn read it, unless --keep-vmcore (`ksymlab rows` may not have run)."""
+    if not keep:
+        for f in vdir.glob("vmcore*"):
+            f.unlink(missing_ok=True)
+
+
 def solo(variant, opts, rundir):
     """A session on one variant under `rundir`; returns the exit status."""
     vdir = rundir / variant.name
     vdir.mkdir()
     t0 = time.monotonic()
     tree, ko, initrd = prepare(variant, opts, vdir)
+    try:
+        status = boot_and_serve(variant, opts, (tree, ko, initrd), vdir, t0)
+    finally:
+        drop_vmcore(vdir, opts.keep_vmcore)         # once QEMU has exited
+    problem = failed_start(vdir)
+    if problem:
+        raise HarnessError("gdb", problem, vdir / TRANSCRIPT)
+    say("session", f"{variant.name}: ended; transcript {vdir / TRANSCRIPT}")
+    return status
+
+
+def boot_and_serve(variant, opts, built, vdir, t0):
+    """The guest, gdb in the foreground, the LTTng step beside (--lttng): gdb's status."""
+    tree, ko, initrd = built
     pool = concurrent.futures.ThreadPoolExecutor(1)
     live = None
     with shell.socket_dir(vdir) as sock, guest(tree, initrd, vdir, opts, sock) as vm, \
@@ -103,15 +125,10 @@ def solo(variant, opts, rundir):
             live = arm(vm, variant, tree, ko, vdir, opts)
             g.hand_over()
             live = lttng_beside(pool, live)
-            status = serve(vm, g, live, t0, sock)
+            return serve(vm, g, live, t0, sock)
         finally:
             if live is not None:
                 stop_beside(pool, live)
-    problem = failed_start(vdir)
-    if problem:
-        raise HarnessError("gdb", problem, vdir / TRANSCRIPT)
-    say("session", f"{variant.name}: ended; transcript {vdir / TRANSCRIPT}")
-    return status
 
 
 def serve(vm, g, live, t0, sock):

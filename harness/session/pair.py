@@ -76,7 +76,8 @@ def child_argv(name, args, rundir):
         if value not in (None, ""):
             argv += ["--" + opt.replace("_", "-"), str(value)]
     return argv + [f for f, on in (("--kaslr", args.kaslr), ("--kvm", args.kvm),
-                                   ("--lttng", args.lttng)) if on]
+                                   ("--lttng", args.lttng),
+                                   ("--keep-vmcore", args.keep_vmcore)) if on]
 
 
 class Ended(Exception):

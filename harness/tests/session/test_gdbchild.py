@@ -34,3 +34,13 @@ def test_with_kaslr_gdb_in_json_loads_vmlinux_by_the_slide(tmp_path):
     assert not (tmp_path / "gdb-in.json.tmp").exists()
     gdbchild.write_claims(tmp_path, CLAIMS, TREE, 0, False)
     assert json.loads((tmp_path / "gdb-in.json").read_text())["gdb_load"] == []
+
+
+def test_the_vmcore_goes_with_the_session_unless_kept(tmp_path):
+    from harness.session import host
+    (tmp_path / "vmcore").write_bytes(b"ELF")
+    (tmp_path / "transcript.txt").write_text("+quit\n")
+    host.drop_vmcore(tmp_path, keep=True)
+    assert (tmp_path / "vmcore").exists()
+    host.drop_vmcore(tmp_path, keep=False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["transcript.txt"]

@@ -40,7 +40,8 @@ def test_each_side_gets_the_pairs_options_and_the_pairs_directory(tmp_path):
     args = argparse.Namespace(variant_file=["v/doctored.toml"], scenario=None,
                               insmod_args="simulate_missing=task_prio", append="",
                               runs_dir=None, boot_timeout=900, hang_timeout=None,
-                              module_src=None, kaslr=True, kvm=False, lttng=True)
+                              module_src=None, kaslr=True, kvm=False, lttng=True,
+                              keep_vmcore=False)
     argv = pair.child_argv("exports", args, tmp_path)
     assert argv[1:] == ["-m", "harness", "session", "exports", "--into", str(tmp_path),
                         "--variant-file", "v/doctored.toml",
