@@ -12,7 +12,7 @@ UNIT_JOBS ?= auto
 # Extra arguments for the harness, e.g. make run RUN_ARGS="--variants exports --kvm"
 RUN_ARGS ?=
 
-.PHONY: all deps run build check unit bench mutants clean-runs
+.PHONY: all deps run build check unit bench mutants session clean-runs
 
 all: run
 
@@ -22,6 +22,14 @@ deps:
 ## The A/B comparison: build (cached), boot, verify with gdb, write runs/latest/report.md.
 run: deps
 	$(PYTHON) -m harness run $(RUN_ARGS)
+
+## A verification session a person drives: gdb at the variant's first snapshot with
+## the project's commands (`help ksymlab`); V=exports,kallsyms: two side by side
+## (docs/session.md). SESSION_ARGS passes more options (e.g. --kaslr).
+V ?= exports
+SESSION_ARGS ?=
+session: deps
+	$(PYTHON) -m harness session $(V) $(SESSION_ARGS)
 
 ## Only build the kernel variants into the cache.
 build: deps

@@ -393,18 +393,21 @@ def hold_for_host(hold_file, release_file, timeout=600):
         time.sleep(0.05)
 
 
-def main():
-    attach(os.environ["KSYMLAB_GDB_SOCKET"])
-    with open(os.environ["KSYMLAB_GDB_IN"]) as f:
-        claims = json.load(f)
+def begin(socket, claims):
+    """Attach, place the probe module and read its symbols: the reading so far."""
+    attach(socket)
     load_module(claims["module"], {k: int(v) for k, v in claims["sections"].items()})
     symbols, refused = read_symbols(claims["symbols"])
     result = {"symbols": symbols, "_text": symbol_address("_text")}
     if refused:
         result["symbol_errors"] = refused
-    stop, bp = stop_at_snapshot(os.environ["KSYMLAB_GDB_ARMED"])
-    # The guest is halted inside the snapshot from here on.
-    first = read_snapshot(stop, claims["pageblock_order"])
+    return result
+
+
+def read_first(result, stop, order):
+    """At the first snapshot's stop: what moves (the top-level keys, which the
+    vmcore is compared with) and what is static by then."""
+    first = read_snapshot(stop, order)
     result.update(first)
     result["block_class"] = read_block_class()
     result["dirty_limit"] = int(gdb.parse_and_eval("global_wb_domain.dirty_limit"))
@@ -412,22 +415,42 @@ def main():
     result["dirty_sysctl"] = read_dirty_sysctls()
     result["jiffies"] = int(gdb.parse_and_eval("jiffies_64"))
     result["config_hz"] = config_hz()
+    result["snapshots"] = [first]
+
+
+def read_next(result, bp, order):
+    """Continue to the next snapshot and read what moves; returns the breakpoint."""
+    stop, bp = stop_at_snapshot(None, bp,
+                                after=result["snapshots"][-1]["results"]["snapshot_seq"])
+    result["snapshots"].append(read_snapshot(stop, order))
+    return bp
+
+
+def write_reading(result, path):
+    """The reading as gdb.json holds it, its notes included."""
+    if NOTES:
+        result["notes"] = list(NOTES)
+    with open(path, "w") as f:
+        json.dump(result, f, indent=1, sort_keys=True)
+
+
+def main():
+    with open(os.environ["KSYMLAB_GDB_IN"]) as f:
+        claims = json.load(f)
+    result = begin(os.environ["KSYMLAB_GDB_SOCKET"], claims)
+    stop, bp = stop_at_snapshot(os.environ["KSYMLAB_GDB_ARMED"])
+    # The guest is halted inside the snapshot from here on.
+    read_first(result, stop, claims["pageblock_order"])
     # The vmcore is compared with the first snapshot's values (the top-level
     # keys), so QEMU dumps the guest here, before gdb lets it go on.
     if os.environ.get("KSYMLAB_GDB_HOLD"):
         hold_for_host(os.environ["KSYMLAB_GDB_HOLD"], os.environ["KSYMLAB_GDB_RELEASE"])
     # Every further snapshot the guest announced (claims "snapshots"): stop at
     # each hit and read what moves; the top-level keys stay the first one's.
-    result["snapshots"] = [first]
     for _ in range(1, int(claims.get("snapshots", 1))):
-        stop, bp = stop_at_snapshot(None, bp,
-                                    after=result["snapshots"][-1]["results"]["snapshot_seq"])
-        result["snapshots"].append(read_snapshot(stop, claims["pageblock_order"]))
+        bp = read_next(result, bp, claims["pageblock_order"])
     bp.delete()
-    if NOTES:
-        result["notes"] = list(NOTES)
-    with open(os.environ["KSYMLAB_GDB_OUT"], "w") as f:
-        json.dump(result, f, indent=1, sort_keys=True)
+    write_reading(result, os.environ["KSYMLAB_GDB_OUT"])
     print(f"ksymlab-gdb: {len(result['symbols'])} symbols, {len(result['tasks'])} tasks, "
           f"{len(result['pageblocks'])} pageblocks, {len(result['block_class'])} block "
           f"devices read at snapshot {result['stop']['seq']}")

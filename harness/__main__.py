@@ -8,6 +8,7 @@ Commands (COMMANDS below, one handler each, like symcheck/src/main.c's commands[
   cache     what the build cache holds; prune it to its cap or clear it
   cluster-certs  a CA and TLS certificates for --cluster tls:// (cluster/certs.py)
   show      print a run's summary and disagreements, name its files
+  session   a verification session a person drives: gdb at the first snapshot
 
 Exit statuses: errors.EXIT (README.md lists the same table).
 """
@@ -217,6 +218,16 @@ def _cluster_certs(args):
     return 0
 
 
+def _session(args):
+    from .session import cli
+    return cli.main(args)
+
+
+def _session_args(p):
+    from .session import cli
+    cli.add_args(p)
+
+
 def _show(args):
     from .report import show
     return show.main(args.run, args.open)
@@ -247,6 +258,8 @@ COMMANDS = {
                              _cluster_certs),
     "show": Command("print a run's summary and disagreements, name its files",
                     _show_args, _show, guarded=False),
+    "session": Command("a verification session: gdb at the first snapshot, one variant "
+                       "or two side by side", _session_args, _session),
 }
 
 

@@ -118,7 +118,7 @@ def run_job(job):
                            timings=dict(laps.seconds), values=claims)
 
 
-def _lttng_step(variant, tree, vdir, opts):
+def lttng_step(variant, tree, vdir, opts):
     """The LTTng boot of `variant` (issue 13: Debian's LTTng in a boot of its own) and,
     with --lttng-suite, lttng-tools' kernel tests with its modules (issue 23):
     (rows, the boot's facts, the suite's facts or None, the suite's seconds)."""
@@ -137,12 +137,12 @@ def boot_variant(variant, tree, vdir, opts, laps):
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         beside = None
         if variant.lttng_series and opts.lttng and opts.lttng_beside:
-            beside = pool.submit(_lttng_step, variant, tree, vdir, opts)
+            beside = pool.submit(lttng_step, variant, tree, vdir, opts)
         return run_variant(variant, tree, vdir, opts, laps, beside)
 
 
 @dataclass(frozen=True)
-class _Guest:
+class GuestReading:
     """What the probe-module boot read: the guest's data, gdb's and drgn's truth."""
     claims: dict
     data: Any
@@ -163,26 +163,32 @@ def run_variant(variant, tree, vdir, opts, laps, beside=None):
                              opts.insmod_args, opts.stress, opts.bench)
     laps.lap("initramfs")
     g = _boot_and_read(variant, tree, ko, initrd, vdir, opts, laps, facts)
-    found = _compare(variant, g, opts)
+    found = compare(variant, g, opts)
     laps.lap("compare")
     lttng_rows = ()
     if variant.lttng_series and opts.lttng:
         lttng_rows, facts["lttng"], suite, suite_s = \
-            beside.result() if beside else _lttng_step(variant, tree, vdir, opts)
+            beside.result() if beside else lttng_step(variant, tree, vdir, opts)
         if suite is not None:
             facts["lttng_suite"] = suite
         # beside the guest: only what was left to wait for
         laps.lap("lttng", {"suite": suite_s} if suite is not None else None)
     facts["resolve_ns"] = found.resolve_ns
     facts["bench"] = [dataport.row_dict(b) for b in g.data.bench]
-    result = base_result(
+    result = probe_result(variant, tree, found, findings, lttng_rows,
+                          timings=dict(laps.seconds), facts=facts)
+    _say_counts(result)
+    return result
+
+
+def probe_result(variant, tree, found, findings, lttng_rows=(), **kw):
+    """The VariantResult of the probe-module boot's rows (`found`, compare()), symcheck's
+    `findings` on the module and the LTTng boot's rows: run's and a session's."""
+    return base_result(
         variant, tree, symbols=found.symbols,
         values=found.values + tuple(compare_symcheck(findings, variant.module_mode))
         + tuple(lttng_rows),
-        samplers=found.samplers, notes=found.notes, guest_errors=found.guest_errors,
-        timings=dict(laps.seconds), facts=facts)
-    _say_counts(result)
-    return result
+        samplers=found.samplers, notes=found.notes, guest_errors=found.guest_errors, **kw)
 
 
 def _boot_and_read(variant, tree, ko, initrd, vdir, opts, laps, facts):
@@ -193,7 +199,7 @@ def _boot_and_read(variant, tree, ko, initrd, vdir, opts, laps, facts):
         early = dataport.parse(vm.wait_armed(), partial=True)
         laps.lap("boot")
         facts["accel"] = vm.accel
-        claims, slide = _claims(variant, tree, ko, early, opts, facts)
+        claims, slide = probe_claims(variant, tree, ko, early, opts, facts)
         dumped = {}         # the vmcore QEMU writes while gdb holds the guest at the snapshot
         with gdb.GdbSession(tree, vm.gdb_socket, claims, vdir, slide=slide,
                             at_snapshot=lambda: dumped.update(
@@ -218,10 +224,10 @@ def _boot_and_read(variant, tree, ko, initrd, vdir, opts, laps, facts):
     facts["vmcore"] = drgn.summary(dumped, drgn_truth)
     laps.lap("drgn")
     facts["guest_phases"] = {p.name: p.uptime for p in data.phase}
-    return _Guest(claims, data, truth, drgn_truth)
+    return GuestReading(claims, data, truth, drgn_truth)
 
 
-def _claims(variant, tree, ko, early, opts, facts):
+def probe_claims(variant, tree, ko, early, opts, facts):
     """gdb-in.json and drgn-in.json (what gdb and drgn are asked to read) from the
     guest's early lines, and the KASLR slide."""
     text_addr = early.ktext[0].addr if early.ktext else None
@@ -242,7 +248,7 @@ def _claims(variant, tree, ko, early, opts, facts):
     return claims, slide
 
 
-def _compare(variant, g, opts):
+def compare(variant, g, opts):
     """The module's rows against gdb, drgn and the guest's own files."""
     # The guest program is static and not PIE: its frames name without a load base.
     names = addr2line.function_names(initramfs.build_guest_program("ustack.c", opts.cache),

@@ -52,6 +52,21 @@ def gdb_claims(claims):
     return {**claims, "symbols": [n for n in claims["symbols"] if n not in refused]}, refused
 
 
+def add_refused(result, claims, refused):
+    """The names gdb was not given (gdb_claims(claims) -> refused): None among the
+    symbols of gdb's `result`, in the claims' order, why in symbol_errors, and a
+    note each (a run's GdbSession.finish() and a session's rows)."""
+    if not refused:
+        return
+    read = result.get("symbols")
+    if not isinstance(read, dict):
+        return                      # a malformed reading: GdbReading.parse says so
+    result["symbols"] = {n: read.get(n) for n in claims["symbols"]}
+    result.setdefault("symbol_errors", {}).update(refused)
+    result.setdefault("notes", []).extend(f"symbol {n!r} from the guest: {why}"
+                                          for n, why in refused.items())
+
+
 def notes(reading):
     """What gdb's reading (a GdbReading, or the LTTng stop's dict) says the report
     should note (stated values, refused names)."""
@@ -180,17 +195,7 @@ class GdbSession:
         return reading
 
     def _add_refused(self, result):
-        """The names gdb was not given (gdb_claims()): None among its symbols,
-        in the claims' order, why in symbol_errors, and a note each."""
-        if not self.refused:
-            return
-        read = result.get("symbols")
-        if not isinstance(read, dict):
-            return                      # a malformed reading: GdbReading.parse says so
-        result["symbols"] = {n: read.get(n) for n in self.claims["symbols"]}
-        result.setdefault("symbol_errors", {}).update(self.refused)
-        result.setdefault("notes", []).extend(f"symbol {n!r} from the guest: {why}"
-                                              for n, why in self.refused.items())
+        add_refused(result, self.claims, self.refused)
 
     def summary(self, reading):
         """One progress line about what gdb read (its GdbReading)."""

@@ -18,7 +18,7 @@ BUSYBOX = Path("/bin/busybox")
 # Applets the guest init uses; each becomes a /bin symlink to busybox.
 APPLETS = ("sh", "mount", "insmod", "rmmod", "cat", "echo", "sleep", "renice", "stty",
            "reboot", "uname", "ls", "ps", "dmesg", "grep", "sed", "mkdir", "awk", "fdisk",
-           "mke2fs", "dd", "sync", "kill", "rm", "mkfifo")
+           "mke2fs", "dd", "sync", "kill", "rm", "mkfifo", "setsid")
 # Static guest programs, built on the host: source file -> path in the guest.
 GUEST_PROGRAMS = {"ustack.c": "/bin/ksymlab-ustack", "bench.c": "/bin/ksymlab-bench",
                   "bpf13.c": "/bin/ksymlab-bpf13", "sched.c": "/bin/ksymlab-sched",

@@ -30,12 +30,12 @@ def harness(*args, env=None):
 
 
 def test_help_and_docstring_name_every_command():
-    names = ["run", "build", "key", "variants", "cache", "cluster-certs", "show"]
+    names = ["run", "build", "key", "variants", "cache", "cluster-certs", "show", "session"]
     assert list(cli.COMMANDS) == names
     for n in names:
         assert f"\n  {n} " in cli.__doc__
     p = harness("--help")
-    assert p.returncode == 0 and "{run,build,key,variants,cache,cluster-certs,show}" in p.stdout
+    assert p.returncode == 0 and "{run,build,key,variants,cache,cluster-certs,show,session}" in p.stdout
     for n in names:
         assert harness(n, "--help").returncode == 0
     assert harness("bogus").returncode == 2 and harness().returncode == 2

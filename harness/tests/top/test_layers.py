@@ -32,7 +32,7 @@ LAYERS = (
     {"variantjob", "postphases", "judge"},
     {"cluster"},        # variant jobs on Dask workers
     {"run"},            # the orchestrator
-    {"tools", "__main__"},
+    {"tools", "session", "__main__"},   # session: gdb on a live guest, the job path's rows
 )
 
 

@@ -283,7 +283,8 @@ def test_the_documented_options_are_argparse():
     documented = documented_options(README.read_text())
     assert option_problems(documented, parser_options()) == []
     assert {"--variants", "--kernel", "--no-lttng", "--cluster"} <= documented["run"]
-    assert set(documented) == {"run", "build", "key", "variants", "cache", "show", "cluster-certs"}
+    assert set(documented) == {"run", "build", "key", "variants", "cache", "show", "cluster-certs",
+                               "session"}
 
 
 def test_an_undocumented_and_a_stale_option_are_found():
@@ -292,6 +293,7 @@ def test_an_undocumented_and_a_stale_option_are_found():
     doctored = text.replace(" [--kaslr]", " [--kaslr-seed N]")
     assert option_problems(documented_options(doctored), parser_options()) == [
         "`harness run --kaslr-seed` is documented but argparse has no such option",
+        "`harness session --kaslr-seed` is documented but argparse has no such option",
         "`harness run --kaslr` is not documented in the README"]
 
 
