@@ -25,6 +25,9 @@ CONFUSIONS = {
         "normal_prio": "task->normal_prio: prio without a priority-inheritance boost",
         "static_prio": "task->static_prio: the nice level's prio, blind to the RT policies",
         "rt_priority": "task->rt_priority: the RT priority as the user set it",
+        "prio derived from rt_priority": "MAX_RT_PRIO - 1 - task->rt_priority for a "
+                                         "SCHED_FIFO or SCHED_RR task: right unless a "
+                                         "higher waiter boosts it",
         "leader's prio": "the prio of the thread group leader (task->group_leader)",
         "tgid for pid": "task_tgid_nr() for task_pid_nr(): the row's task named by its group",
     },
