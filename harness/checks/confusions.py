@@ -45,6 +45,15 @@ CONFUSIONS = {
     "blockdev": {
         "the disk's for the partition's": "a partition's dev_t and size (or whole flag) "
                                           "taken from its disk (bdev_whole())",
+        # walks with more than one element (issue 43, checks/walks.py): on the
+        # listing row of each disk (<disk>/walk) and each partition's row
+        "only the first element": "a disk's partition walk that stops after its first "
+                                  "partition",
+        "one element too many": "a disk's partition walk that visits one element more: "
+                                "the whole disk again (part_tbl from index 0)",
+        "the neighbour's element": "a partition's dev_t and size taken from the "
+                                   "neighbouring partition of its disk",
+        "only the first disk": "a walk of the block class that stops after its first disk",
     },
     # per event where one kind reads in several probes: a mix-up in one is not
     # told apart by the other's rows
