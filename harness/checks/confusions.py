@@ -88,6 +88,20 @@ CONFUSIONS = {
                                                 "not the allocation's gfp bits",
         "the neighbouring interrupt's": "interrupt statedump: the chip and actions of the "
                                         "next (or previous) interrupt number",
+        "irq walk: only the first element": "interrupt statedump: a walk of each interrupt's "
+                                            "actions that stops after the first handler",
+        "irq walk: one element too many": "interrupt statedump: the actions and one more "
+                                          "(the next interrupt's first)",
+        "irq walk: the neighbour's element": "interrupt statedump: each action named by its "
+                                             "neighbour on the same line",
+        "block walk: only the first element": "block statedump: a disk's partition walk "
+                                              "that stops after its first partition",
+        "block walk: one element too many": "block statedump: a disk's partition walk that "
+                                            "visits the whole disk again",
+        "block walk: the neighbour's element": "block statedump: a partition's dev_t taken "
+                                               "from its neighbouring partition",
+        "block walk: only the first disk": "block statedump: a disk walk that stops after "
+                                           "its first disk",
         "a user address": "callstack_kernel: the callstack-user value at the same depth for "
                           "the kernel frame",
         "one frame more or less": "callstack_kernel shifted by a frame: the function one "
