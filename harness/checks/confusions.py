@@ -77,6 +77,8 @@ CONFUSIONS = {
         "thresh for the global_dirty_state limit": "the event's threshold for the limit",
         "thresh for the balance_dirty_pages limit": "the threshold in force at the event "
                                                     "for the limit",
+        "setpoint with the limit and thresh swapped": "balance_dirty_pages' setpoint: "
+                                                      "(thresh + (limit + bg_thresh) / 2) / 2",
         "tgid for pid": "callstack_user: the leader's stack for the calling thread's",
         "one frame less": "callstack_user without its outermost frame",
         "next frame": "callstack_user: the return address one frame further out",

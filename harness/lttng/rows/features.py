@@ -36,7 +36,9 @@ from ...model.results import Check
 from ...checks.ustack import addresses, neighbours, stack_confusions
 from ...oracles.sched_prio import expected_prio
 from .inputs import Inputs
+from .derived import derived_rows
 from .statedump import block_rows, irq_rows
+from ..boot.trace import BDP_FIELDS
 
 # Event kinds the session must record (each with a count row).
 EXPECTED_EVENTS = {
@@ -55,9 +57,8 @@ FTRACE_FIELDS = {
     "writeback_global_dirty_state": ("global_dirty_state",
                                      {"dirty_limit": "limit", "background_thresh": "bg_thresh",
                                       "dirty_thresh": "thresh"}),
-    "writeback_balance_dirty_pages": ("balance_dirty_pages",
-                                      {"limit": "limit", "setpoint": "setpoint",
-                                       "dirty": "dirty"}),
+    # the same names in ftrace (TP_printk) and LTTng
+    "writeback_balance_dirty_pages": ("balance_dirty_pages", {f: f for f in BDP_FIELDS}),
 }
 
 
@@ -304,5 +305,6 @@ def compare(ctx: Inputs):
         errors.append(Check("lttng", "gdb/read", {"gdb": None}, False, {},
                             "gdb read nothing at the quiet point"))
     return tuple(errors + prio_rows(ctx) + ustack_rows(ctx) + block_rows(ctx)
-                 + writeback_rows(ctx) + gdb_rows(ctx) + kmem_rows(ctx) + irq_rows(ctx)
+                 + writeback_rows(ctx) + gdb_rows(ctx) + derived_rows(ctx) + kmem_rows(ctx)
+                 + irq_rows(ctx)
                  + count_rows(ctx))
