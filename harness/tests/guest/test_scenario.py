@@ -398,6 +398,14 @@ def threads_bin(tmp_path_factory):
     (("group", "nice", "1"), "unknown policy nice"),
     (("group", "fifo", "100"), "fifo value 100 out of range"),
     (("clone", "1", "2"), "unknown mode clone (group or pi)"),
+    # pi with a holder policy (issue 43): fifo, rr or deadline waiters
+    (("pi", "fifo", "10"), "pi takes a holder and at least one waiter"),
+    (("pi", "fifo", "10", "fifo"), "fifo lacks its values"),
+    (("pi", "fifo", "10", "other", "3"), "waiter policy other"),
+    (("pi", "deadline", "1", "fifo", "3"), "holder policy deadline"),
+    (("pi", "fifo", "10", "deadline", "1000", "2000", "3000"),
+     "deadline 1000 2000 3000 out of range"),
+    (("pi", "rr", "10", "fifo", "100"), "fifo value 100 out of range"),
 ])
 def test_threads_bad_arguments(threads_bin, args, message):
     p = run_sched(threads_bin, *args)
