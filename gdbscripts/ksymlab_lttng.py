@@ -126,6 +126,7 @@ def main():
         "global_wb_domain": read_wb_domain(),
         "irq_actions": irq_actions,
         "jiffies": int(gdb.parse_and_eval("jiffies_64")),
+        "dirty_sysctl": kv.read_dirty_sysctls(),
     }
     bp.delete()
     with open(os.environ["KSYMLAB_GDB_OUT"], "w") as f:

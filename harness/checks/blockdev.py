@@ -10,6 +10,7 @@ a disk, by both oracles' sizes, is expected absent from its list.
 """
 
 from .confusions import pair
+from .walks import FIRST, FIRST_DISK, NEIGHBOUR, ONE_MORE, neighbour_of
 from ..model.enums import Source
 from ..model.results import Check
 
@@ -35,11 +36,19 @@ def partition_disk(name, devices):
     return disk_of(name, devices) if mine is not None and mine.type == "part" else None
 
 
-def _part_confusions(truth, name, right, field):
-    """A partition's value against its disk's (checks/confusions.py); {} for a disk or
-    a device gdb did not walk."""
+def _part_confusions(truth, name, right, field, sibling=False):
+    """A partition's value against its disk's (checks/confusions.py), and with
+    `sibling` against the neighbouring partition's of the same disk (a walk that
+    takes the neighbour's element); {} for a disk or a device gdb did not walk."""
     disk = partition_disk(name, truth.block_class)
-    return {"the disk's for the partition's": pair(right, field(disk))} if disk else {}
+    if not disk:
+        return {}
+    out = {"the disk's for the partition's": pair(right, field(disk))}
+    if sibling:
+        other = neighbour_of(name, partitions_of(disk.name, truth.block_class))
+        if other is not None:
+            out[NEIGHBOUR] = pair(right, other)
+    return out
 
 
 SKIPPED = "not visited: blk_walk_visible_disks() skips a disk without capacity, as " \
@@ -81,7 +90,7 @@ def compare_blockdev(data, truth, walk_skips_empty=False):
                             row[Source.MODULE] is not None and len(set(row.values())) == 1,
                             info={"confusions": _part_confusions(
                                 truth, name, row[Source.GDB_CLASS],
-                                lambda d: f"{d.dev} {d.sectors}")}))
+                                lambda d: f"{d.dev} {d.sectors}", sibling=True)}))
     return values
 
 
@@ -107,4 +116,57 @@ def compare_blockdev_whole(data, truth, walk_skips_empty=False):
                             info={"confusions": _part_confusions(
                                 truth, name, gdb.get(name), lambda d: int(d.partno == 0))},
                             label=f"{name} is a whole disk"))
+    return values
+
+
+def partitions_of(disk, devices, value=lambda d: f"{d.dev} {d.sectors}"):
+    """[(name, value(device))] of `disk`'s partitions among `devices` (gdb's walk of the
+    block class), in partition-number order."""
+    parts = [d for d in devices if d.type == "part" and disk_of(d.name, devices) is not None
+             and disk_of(d.name, devices).name == disk]
+    return [(d.name, value(d)) for d in sorted(parts, key=lambda d: d.partno)]
+
+
+def disk_listing(names, disk, devices):
+    """The names of `names` that are `disk` or one of its partitions, sorted: a walk's
+    listing of one disk, duplicates kept; None when it has none."""
+    return sorted(n for n in names if n == disk or getattr(disk_of(n, devices), "name",
+                                                              None) == disk) or None
+
+
+def compare_walks(data, truth, walk_skips_empty=False):
+    """One row per disk: the names the module lists for it (the disk and each of its
+    partitions, a name listed twice kept twice) against sysfs' and gdb's walk of the
+    block class. The per-device rows (blockdev.compare_blockdev) compare by name and
+    merge a device listed twice; these do not."""
+    devices = truth.block_class
+    empty = _empty_disks(data, truth) if walk_skips_empty else set()
+    disks = [d.name for d in devices if d.type == "disk"]
+    module = [b.name for b in data.bdev]
+    memory = [b.name for b in truth.results.bdevs]
+    sysfs = [b.name for b in data.sysblock]
+    gdb = [d.name for d in devices]
+    values = []
+    for k, disk in enumerate(disks):
+        row = {Source.MODULE: disk_listing(module, disk, devices),
+               Source.MEMORY: disk_listing(memory, disk, devices),
+               Source.SYSFS: disk_listing(sysfs, disk, devices),
+               Source.GDB_CLASS: disk_listing(gdb, disk, devices)}
+        if disk in empty:
+            ok = not row[Source.MODULE] and not row[Source.MEMORY]
+            values.append(Check("blockdev", f"{disk}/walk", row, ok, info={"skipped": SKIPPED}))
+            continue
+        right = row[Source.GDB_CLASS] or []
+        parts = [n for n, _ in partitions_of(disk, devices)]
+        confusions = {
+            # the disk's partition walk cut after its first partition
+            FIRST: pair(right, sorted([disk] + parts[:1])),
+            # the partition walk from part_tbl's index 0: the whole disk once more
+            ONE_MORE: pair(right, sorted(right + [disk])),
+            # a walk of the block class that stops after its first disk lists
+            # nothing for every later one
+            FIRST_DISK: pair(right, right if k == 0 else [])}
+        values.append(Check("blockdev", f"{disk}/walk", row,
+                            len({tuple(v or ()) for v in row.values()}) == 1 and bool(right),
+                            info={"confusions": confusions}))
     return values

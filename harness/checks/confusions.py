@@ -25,6 +25,9 @@ CONFUSIONS = {
         "normal_prio": "task->normal_prio: prio without a priority-inheritance boost",
         "static_prio": "task->static_prio: the nice level's prio, blind to the RT policies",
         "rt_priority": "task->rt_priority: the RT priority as the user set it",
+        "prio derived from rt_priority": "MAX_RT_PRIO - 1 - task->rt_priority for a "
+                                         "SCHED_FIFO or SCHED_RR task: right unless a "
+                                         "higher waiter boosts it",
         "leader's prio": "the prio of the thread group leader (task->group_leader)",
         "tgid for pid": "task_tgid_nr() for task_pid_nr(): the row's task named by its group",
     },
@@ -42,6 +45,15 @@ CONFUSIONS = {
     "blockdev": {
         "the disk's for the partition's": "a partition's dev_t and size (or whole flag) "
                                           "taken from its disk (bdev_whole())",
+        # walks with more than one element (issue 43, checks/walks.py): on the
+        # listing row of each disk (<disk>/walk) and each partition's row
+        "only the first element": "a disk's partition walk that stops after its first "
+                                  "partition",
+        "one element too many": "a disk's partition walk that visits one element more: "
+                                "the whole disk again (part_tbl from index 0)",
+        "the neighbour's element": "a partition's dev_t and size taken from the "
+                                   "neighbouring partition of its disk",
+        "only the first disk": "a walk of the block class that stops after its first disk",
     },
     # per event where one kind reads in several probes: a mix-up in one is not
     # told apart by the other's rows
@@ -65,6 +77,8 @@ CONFUSIONS = {
         "thresh for the global_dirty_state limit": "the event's threshold for the limit",
         "thresh for the balance_dirty_pages limit": "the threshold in force at the event "
                                                     "for the limit",
+        "setpoint with the limit and thresh swapped": "balance_dirty_pages' setpoint: "
+                                                      "(thresh + (limit + bg_thresh) / 2) / 2",
         "tgid for pid": "callstack_user: the leader's stack for the calling thread's",
         "one frame less": "callstack_user without its outermost frame",
         "next frame": "callstack_user: the return address one frame further out",
@@ -76,6 +90,20 @@ CONFUSIONS = {
                                                 "not the allocation's gfp bits",
         "the neighbouring interrupt's": "interrupt statedump: the chip and actions of the "
                                         "next (or previous) interrupt number",
+        "irq walk: only the first element": "interrupt statedump: a walk of each interrupt's "
+                                            "actions that stops after the first handler",
+        "irq walk: one element too many": "interrupt statedump: the actions and one more "
+                                          "(the next interrupt's first)",
+        "irq walk: the neighbour's element": "interrupt statedump: each action named by its "
+                                             "neighbour on the same line",
+        "block walk: only the first element": "block statedump: a disk's partition walk "
+                                              "that stops after its first partition",
+        "block walk: one element too many": "block statedump: a disk's partition walk that "
+                                            "visits the whole disk again",
+        "block walk: the neighbour's element": "block statedump: a partition's dev_t taken "
+                                               "from its neighbouring partition",
+        "block walk: only the first disk": "block statedump: a disk walk that stops after "
+                                           "its first disk",
         "a user address": "callstack_kernel: the callstack-user value at the same depth for "
                           "the kernel frame",
         "one frame more or less": "callstack_kernel shifted by a frame: the function one "

@@ -17,8 +17,10 @@ the snapshot while QEMU dumps it), so drgn must agree with gdb exactly.
 
 import re
 from dataclasses import replace
+from types import SimpleNamespace
 
 from . import prio
+from .blockdev import disk_listing
 from ..model.enums import Source
 from ..model.results import Check, hex_text
 from ..guest.dataport import RESULTS_MAGIC
@@ -95,7 +97,18 @@ def _migratetype(c, hist):
     return _with(c, {DRGN: got}, got == c.get(MODULE))
 
 
-def _blockdev(c, disks, mine, whole):
+def _walk_listing(names, disk):
+    """`disk` and its partitions among `names`, sorted, duplicates kept; None if none."""
+    return disk_listing(names, disk, [SimpleNamespace(name=disk, type="disk")])
+
+
+def _blockdev(c, disks, mine, whole, walks=((), ())):
+    if c.key.endswith("/walk"):
+        # blockdev.compare_walks' row: the names listed for one disk, duplicates kept
+        disk = c.key[:-len("/walk")]
+        got, m = (_walk_listing(names, disk) for names in walks)
+        return _with(c, {DRGN: got, DRGN_MEMORY: m}, got is not None and got == m ==
+                     c.get(MODULE))
     if c.key.endswith("/whole"):
         # blockdev.compare_blockdev_whole's row: module, sysfs, gdb's bd_partno;
         # drgn: is it its disk's part0
@@ -188,7 +201,9 @@ def merge(found, data, truth, drgn):
         "policy": lambda c: _policy(c, drgn),
         "pageblock": lambda c: _pageblock(c, drgn, blocks, mine_blocks),
         "migratetype": lambda c: _migratetype(c, hist),
-        "blockdev": lambda c: _blockdev(c, disks, mine_disks, whole),
+        "blockdev": lambda c: _blockdev(c, disks, mine_disks, whole,
+                                        ([d.name for d in drgn.disks],
+                                         [b.name for b in drgn.results.bdevs])),
         "writeback": lambda c: _writeback(c, drgn),
         "bpf": lambda c: _bpf(c, drgn),
         "ustack": lambda c: _ustack(c, drgn),

@@ -134,6 +134,9 @@ LABELS.update({
                                        "for, computed on the host from the event's own gfp_flags"),
     Source.GDB_WB_DOMAIN: (MEMORY, "nothing at run time: gdb reads global_wb_domain.dirty_limit "
                                    "at its stop with vmlinux's DWARF"),
+    Source.GDB_FORMULA: (MEMORY, "nothing at run time: the derived field's formula, computed "
+                                 "on the host from what gdb reads at its stop (dirty_limit, "
+                                 "the dirty sysctls)"),
     Source.SYMCHECK_AUDIT: (FILE, "nothing at run time: symcheck reads the code and relocations "
                                   "of the LTTng .ko files on the host"),
     Source.SYMCHECK_CHECK: (FILE, "nothing at run time: symcheck compares the LTTng .ko imports "

@@ -43,6 +43,7 @@ SCHED_POLICIES = {0: "normal", 1: "fifo", 2: "rr", 3: "batch", 5: "idle", 6: "de
 # Scenario and guest-program policy names -> SCHED_* value.
 SCENARIO_POLICIES = {"nice": 0, "other": 0, "fifo": 1, "rr": 2, "batch": 3, "idle": 5,
                      "deadline": 6}
+RT_POLICY_NUMBERS = (1, 2)      # SCHED_FIFO, SCHED_RR: rt_policy()
 
 
 def _by_pid(rows):
@@ -54,6 +55,15 @@ def _gdb_task(truth, pid):
     return truth.tasks.get(str(pid))
 
 
+def rt_derived_prio(g):
+    """task_prio() as a sampler that computes it from rt_priority for the RT
+    policies would (MAX_RT_PRIO - 1 - rt_priority - MAX_RT_PRIO), gdb's prio
+    for every other policy; None before gdb read rt_priority."""
+    if g.rt_priority is None:
+        return None
+    return -1 - g.rt_priority if g.policy in RT_POLICY_NUMBERS else g.prio
+
+
 def _prio_confusions(truth, pid):
     """gdb's task `pid`: its prio against the fields a sampler could take instead
     (checks/confusions.py), each [right, confused]; {} before gdb read them."""
@@ -62,6 +72,7 @@ def _prio_confusions(truth, pid):
         return {}
     leader = _gdb_task(truth, g.tgid)
     return {"normal_prio": pair(g.prio, g.normal_prio),
+            "prio derived from rt_priority": pair(g.prio, rt_derived_prio(g)),
             "static_prio": pair(g.prio, g.static_prio),
             "rt_priority": pair(g.prio, g.rt_priority),
             "leader's prio": pair(g.prio, leader.prio if leader else None),

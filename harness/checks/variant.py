@@ -94,6 +94,7 @@ def compare_variant(data, truth, stress_cycles=0, variant=None, ustack_names=Non
     values += writeback.compare_writeback(data, truth)
     values += bpf.compare_bpf(data, truth, variant)
     values += blockdev.compare_blockdev_whole(data, truth, v2)
+    values += blockdev.compare_walks(data, truth, v2)
     values += writeback.compare_writeback_states(data, truth)
     values += bpf.compare_bpf_arg13(data, truth)
     values += compare_stress(data, stress_cycles)

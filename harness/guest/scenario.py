@@ -42,6 +42,9 @@ INT = re.compile(r"-?[0-9]+\Z")
 # Lines that start one process of several threads (harness/guest/threads.c):
 #   pi NICE PRIORITY...             a SCHED_OTHER holder at nice NICE of a PI
 #                                   futex and one SCHED_FIFO waiter per PRIORITY
+#   pi POLICY VALUE WAITER...       a holder in POLICY (as `threads`) and one
+#                                   waiter per `fifo P`, `rr P` or `deadline
+#                                   RUNTIME DEADLINE PERIOD`
 #   threads POLICY VALUE [...]      a thread per pair, the first is the leader;
 #                                   POLICY other|batch|idle (nice) or fifo|rr
 THREAD_POLICIES = {"other": NICE_RANGE, "batch": NICE_RANGE, "idle": NICE_RANGE,
@@ -62,24 +65,74 @@ def _in(value, bounds, what):
     return None
 
 
+def _pi_waiters(args, usage):
+    """The waiters of a `pi POLICY VALUE WAITER...` line: fifo P, rr P or deadline
+    RUNTIME DEADLINE PERIOD each; a list of thread dicts or a message."""
+    out, k = [], 0
+    while k < len(args):
+        name = args[k]
+        count = 3 if name == "deadline" else 1
+        if name not in ("fifo", "rr", "deadline"):
+            return f"pi waiter policy {name!r} is none of fifo, rr, deadline ({usage})"
+        nums = _ints(args[k + 1:k + 1 + count], usage)
+        if isinstance(nums, str):
+            return nums
+        if len(nums) != count:
+            return f"pi waiter {name} takes {count} number{'s' if count > 1 else ''} ({usage})"
+        if name == "deadline":
+            task = _task(["deadline"] + [str(n) for n in nums])
+            if isinstance(task, str):
+                return task
+            out.append(dict(task, pi_owner=0))
+        else:
+            err = _in(nums[0], RT_RANGE, f"pi waiter {name} priority")
+            if err:
+                return err
+            out.append({"policy": name, "value": nums[0], "pi_owner": 0})
+        k += 1 + count
+    return out
+
+
+def _pi_task(args):
+    """A `pi` line: `pi NICE PRIORITY...` (a SCHED_OTHER holder, SCHED_FIFO waiters)
+    or `pi POLICY VALUE WAITER...` (a holder in any thread policy; waiters fifo P,
+    rr P or deadline RUNTIME DEADLINE PERIOD)."""
+    if args and not INT.match(args[0]):
+        usage = "pi POLICY VALUE fifo|rr PRIORITY|deadline RUNTIME DEADLINE PERIOD ..."
+        if len(args) < 4 or args[0] not in THREAD_POLICIES:
+            return f"pi takes a holder POLICY VALUE and waiters ({usage})"
+        nums = _ints(args[1:2], usage)
+        if isinstance(nums, str):
+            return nums
+        err = _in(nums[0], THREAD_POLICIES[args[0]], f"pi holder {args[0]} value")
+        waiters = err or _pi_waiters(args[2:], usage)
+        if isinstance(waiters, str):
+            return waiters
+        if len(waiters) + 1 > MAX_THREADS:
+            return f"pi takes at most {MAX_THREADS - 1} waiters ({usage})"
+        threads = [{"policy": args[0], "value": nums[0], "pi_owner": None}] + waiters
+        return {"policy": "pi", "value": nums[0], "threads": threads}
+    usage = "pi NICE PRIORITY [PRIORITY ...]"
+    if not 2 <= len(args) <= MAX_THREADS:
+        return f"pi takes a NICE and 1..{MAX_THREADS - 1} PRIORITY ({usage})"
+    nums = _ints(args, usage)
+    if isinstance(nums, str):
+        return nums
+    err = _in(nums[0], NICE_RANGE, "pi holder nice") or next(
+        (e for e in (_in(p, RT_RANGE, "pi waiter fifo priority") for p in nums[1:]) if e),
+        None)
+    if err:
+        return err
+    threads = [{"policy": "other", "value": nums[0], "pi_owner": None}]
+    threads += [{"policy": "fifo", "value": p, "pi_owner": 0} for p in nums[1:]]
+    return {"policy": "pi", "value": nums[0], "threads": threads}
+
+
 def _threads_task(policy, args):
     """A `pi` or `threads` line: {'policy', 'value', 'threads': [{policy, value,
     pi_owner (index of the holder) or None}, ...]}, or a message."""
     if policy == "pi":
-        usage = "pi NICE PRIORITY [PRIORITY ...]"
-        if not 2 <= len(args) <= MAX_THREADS:
-            return f"pi takes a NICE and 1..{MAX_THREADS - 1} PRIORITY ({usage})"
-        nums = _ints(args, usage)
-        if isinstance(nums, str):
-            return nums
-        err = _in(nums[0], NICE_RANGE, "pi holder nice") or next(
-            (e for e in (_in(p, RT_RANGE, "pi waiter fifo priority") for p in nums[1:]) if e),
-            None)
-        if err:
-            return err
-        threads = [{"policy": "other", "value": nums[0], "pi_owner": None}]
-        threads += [{"policy": "fifo", "value": p, "pi_owner": 0} for p in nums[1:]]
-        return {"policy": "pi", "value": nums[0], "threads": threads}
+        return _pi_task(args)
     usage = "threads POLICY VALUE [POLICY VALUE ...]"
     if not args or len(args) % 2 or len(args) // 2 > MAX_THREADS:
         return f"threads takes 1..{MAX_THREADS} POLICY VALUE pairs ({usage})"
@@ -165,8 +218,9 @@ def parse_text(text, name="scenario"):
         task = _task(words)
         if isinstance(task, str):
             raise HarnessError("usage", f"{where}: {task}: {line.strip()!r}")
-        if task["policy"] == "deadline":
-            bandwidth += task["value"] / task["period"]
+        dl = [t for t in [task] + task.get("threads", []) if t["policy"] == "deadline"]
+        if dl:
+            bandwidth += sum(t["value"] / t["period"] for t in dl)
             if bandwidth > DL_MAX_BANDWIDTH:
                 raise HarnessError("usage", f"{where}: deadline tasks would need "
                                    f"{bandwidth:.0%} of the guest's CPU, admission control "

@@ -54,6 +54,7 @@ class Source(StrEnum):
     GDB_INITIAL_JIFFIES = "gdb_initial_jiffies"
     GDB_JIFFIES = "gdb_jiffies"
     GDB_WB_DOMAIN = "gdb_wb_domain"
+    GDB_FORMULA = "formula on gdb's reading"      # a derived field's formula on gdb's inputs
     DRGN = "drgn"
     # the guest kernel's own files
     PROC_STAT = "proc_stat"

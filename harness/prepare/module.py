@@ -11,6 +11,9 @@ from ..proc import discard, run_logged
 from ..progress import say
 
 KO_NAME = "ksymlab_probe.ko"
+# The guest test module with two handlers on one shared interrupt line (issue 43),
+# loaded by the LTTng guest: not the code under test, built the same way.
+SHIRQ_KO = "ksymlab_shirq.ko"
 SOURCES = ("Kbuild", "*.c", "*.h")
 
 
@@ -30,12 +33,13 @@ def module_key(tree, mode, src_dir=None):
     return h.hexdigest()[:20]      # 80 bits, as a tree's key (tree.key_for)
 
 
-def build(tree, mode, cache, src_dir=None):
-    """Return the path of the built .ko; the build log sits beside it."""
+def build(tree, mode, cache, src_dir=None, ko_name=KO_NAME):
+    """Return the path of the built .ko; the build log sits beside it. `src_dir` and
+    `ko_name` name another module (a guest test module: SHIRQ_KO)."""
     src_dir = Path(src_dir or paths.PROBE_MODULE)
     key = module_key(tree, mode, src_dir)
     out = Path(cache) / "modules" / key
-    ko = out / KO_NAME
+    ko = out / ko_name
     log = out / "build.log"
     with cachemod.entry(cachemod.lock_path(cache, "modules", key),
                         lambda: ko.exists() and (out / "done").exists()) as e:
@@ -58,3 +62,8 @@ def build(tree, mode, cache, src_dir=None):
         e.built("modules", cache, key, tree.variant)
         cachemod.after_new_entry(cache)
         return ko
+
+
+def build_shirq(tree, cache):
+    """The shared-interrupt guest test module for `tree` (harness/guest/assets/shirq)."""
+    return build(tree, "shirq", cache, paths.GUEST / "shirq", SHIRQ_KO)

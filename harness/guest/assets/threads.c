@@ -12,6 +12,11 @@
  *	Priority inheritance: the main thread, SCHED_OTHER at nice NICE, takes
  *	a PI futex; one SCHED_FIFO thread per PRIORITY blocks on it with
  *	FUTEX_LOCK_PI, so the kernel boosts the holder (rt_mutex PI).
+ *   ksymlab-threads pi POLICY VALUE WAITER [WAITER ...]
+ *	The same with the holder in POLICY (as for group) and each WAITER one
+ *	of `fifo PRIORITY`, `rr PRIORITY` or `deadline RUNTIME DEADLINE PERIOD`
+ *	(ns): a SCHED_FIFO holder boosted by a higher SCHED_FIFO waiter, or by
+ *	a SCHED_DEADLINE one, runs at a prio its rt_priority does not give.
  *
  * Success: stdout gets one line per thread, the leader first:
  *   task pid=<tid> tgid=<tgid> policy=<name> value=<v> [pi_owner=<tid>]
@@ -25,6 +30,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -41,7 +47,8 @@
 
 struct thread {
 	int policy;		/* index into policies[] */
-	long value;
+	long value;		/* nice, priority, or the deadline runtime (ns) */
+	long long deadline, period;	/* SCHED_DEADLINE only */
 	pid_t tid;
 	int pi_waiter;
 	int err;		/* errno of a failed step, 0 when in policy */
@@ -65,6 +72,8 @@ static void usage(void)
 {
 	fputs("usage: ksymlab-threads group POLICY VALUE [POLICY VALUE ...]\n"
 	      "       ksymlab-threads pi NICE PRIORITY [PRIORITY ...]\n"
+	      "       ksymlab-threads pi POLICY VALUE WAITER [WAITER ...]\n"
+	      "WAITER: fifo|rr PRIORITY, or deadline RUNTIME DEADLINE PERIOD (ns).\n"
 	      "POLICY: other|batch|idle (VALUE nice -20..19), fifo|rr (VALUE 1..99).\n",
 	      stdout);
 }
@@ -81,6 +90,74 @@ static int parse_value(const char *s, int rt, long *out)
 		    (*out < -20 || *out > 19 ? -1 : 0);
 }
 
+/* A whole number within [min, max], or -1. */
+static int parse_ll(const char *s, long long min, long long max, long long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoll(s, &end, 10);
+	return errno || end == s || *end || *out < min || *out > max ? -1 : 0;
+}
+
+/*
+ * `pi POLICY VALUE WAITER...`: the holder in argv[0..1], then the waiters;
+ * 0, or -1 with what filled in. A deadline waiter's parameters are checked
+ * as ksymlab-sched checks them (__checkparam_dl()).
+ */
+static int parse_pi_policies(int argc, char **argv, char *what, size_t len)
+{
+	long long rt, dl, per;
+	int i = 0;
+
+	while (i < argc) {
+		struct thread *t = &threads[nr_threads];
+		int kind;
+
+		if (nr_threads == MAX_THREADS) {
+			snprintf(what, len, "more than %d threads", MAX_THREADS);
+			return -1;
+		}
+		t->policy = lookup_policy(argv[i]);
+		kind = t->policy < 0 ? -1 : (int)policies[t->policy].kind;
+		if (kind < 0 || (i == 0 && kind == DL) || (i > 0 && kind == NICE)) {
+			snprintf(what, len, "%s policy %s", i ? "waiter" : "holder", argv[i]);
+			return -1;
+		}
+		if (i + (kind == DL ? 3 : 1) >= argc) {
+			snprintf(what, len, "%s lacks its values", argv[i]);
+			return -1;
+		}
+		t->pi_waiter = i > 0;
+		if (kind == DL) {
+			if (parse_ll(argv[i + 1], 1024, LLONG_MAX, &rt) ||
+			    parse_ll(argv[i + 2], rt, LLONG_MAX, &dl) ||
+			    parse_ll(argv[i + 3], dl, LLONG_MAX, &per)) {
+				snprintf(what, len, "deadline %s %s %s out of range",
+					 argv[i + 1], argv[i + 2], argv[i + 3]);
+				return -1;
+			}
+			t->value = rt;
+			t->deadline = dl;
+			t->period = per;
+			i += 4;
+		} else {
+			if (parse_value(argv[i + 1], kind == RT, &t->value)) {
+				snprintf(what, len, "%s value %s out of range", argv[i],
+					 argv[i + 1]);
+				return -1;
+			}
+			i += 2;
+		}
+		nr_threads++;
+	}
+	if (nr_threads < 2) {
+		snprintf(what, len, "pi takes a holder and at least one waiter");
+		return -1;
+	}
+	return 0;
+}
+
 /* Put the calling thread in t's policy and read it back. */
 static int set_policy(struct thread *t)
 {
@@ -92,6 +169,10 @@ static int set_policy(struct thread *t)
 	attr.sched_policy = policies[t->policy].policy;
 	if (policies[t->policy].kind == RT) {
 		attr.sched_priority = t->value;
+	} else if (policies[t->policy].kind == DL) {
+		attr.sched_runtime = t->value;
+		attr.sched_deadline = t->deadline;
+		attr.sched_period = t->period;
 	} else {
 		attr.sched_nice = t->value;
 		/* as ksymlab-sched: static_prio follows nice for SCHED_IDLE too */
@@ -202,7 +283,10 @@ int main(int argc, char **argv)
 		snprintf(what, sizeof(what), "unknown mode %s (group or pi)", argv[1]);
 		return die(2, what, EINVAL);
 	}
-	if (pi) {
+	if (pi && lookup_policy(argv[2]) >= 0) {
+		if (parse_pi_policies(argc - 2, argv + 2, what, sizeof(what)))
+			return die(2, what, EINVAL);
+	} else if (pi) {
 		if (argc < 4 || argc - 2 > MAX_THREADS)
 			return die(2, "pi takes NICE and 1..15 PRIORITY", EINVAL);
 		for (i = 2; i < argc; i++) {
@@ -264,6 +348,9 @@ int main(int argc, char **argv)
 	for (i = 0; i < nr_threads; i++) {
 		printf("task pid=%d tgid=%d policy=%s value=%ld", (int)threads[i].tid,
 		       (int)threads[0].tid, policies[threads[i].policy].name, threads[i].value);
+		if (policies[threads[i].policy].kind == DL)
+			printf(" deadline=%lld period=%lld", threads[i].deadline,
+			       threads[i].period);
 		if (threads[i].pi_waiter)
 			printf(" pi_owner=%d", (int)threads[0].tid);
 		putchar('\n');

@@ -13,8 +13,8 @@ from typing import Mapping, Optional, Tuple
 
 from ...errors import HarnessError
 from ...oracles.gdb import GDB_TIMEOUT, GdbSession
-from ...oracles.readings import (INT, STR, BlockClassDevice, GdbTask, _f, _Parsed, list_of,
-                                 map_of, optional, record)
+from ...oracles.readings import (INT, STR, BlockClassDevice, DirtySysctl, GdbTask, _f, _Parsed,
+                                 list_of, map_of, optional, record)
 
 ARM = "KSYMLAB-LTTNG-ARM"
 BREAKPOINT = "__x64_sys_sethostname"     # arch/x86 syscall wrapper (6.1, 6.12)
@@ -58,6 +58,9 @@ class GdbStop(_Parsed):
     global_wb_domain: WbDomain = _f(record(WbDomain))
     irq_actions: Tuple[IrqAction, ...] = _f(list_of(record(IrqAction)))
     jiffies: int = _f(INT)
+    # the dirty sysctls at the stop (issue 43: the thresholds of balance_dirty_pages'
+    # derived fields); None in a reading made before gdb read them
+    dirty_sysctl: Optional[DirtySysctl] = _f(optional(record(DirtySysctl)), default=None)
     notes: Tuple[str, ...] = _f(list_of(STR), default=())
 
     def task(self, pid):

@@ -98,6 +98,13 @@ class Interrupt:
     text: Tuple[str, ...] = _f(WORDS, default=())
 
 
+@dataclass(frozen=True)
+class SharedIrq:
+    """The line the guest test module ksymlab_shirq put two handlers on (0: none took
+    them), harness/guest/assets/shirq."""
+    irq: int = _f(INT)
+
+
 def _ftrace(v, path):
     if not isinstance(v, dict):
         raise _Bad(path, "is not an object")
@@ -177,6 +184,7 @@ class GuestData(_Parsed):
     sysblock: Tuple[SysBlock, ...] = _kind(SysBlock)
     partitions: Tuple[Partition, ...] = _kind(Partition)
     interrupts: Tuple[Interrupt, ...] = _kind(Interrupt)
+    shirq: Tuple[SharedIrq, ...] = _kind(SharedIrq)
     ftrace: Tuple[Ftrace, ...] = _kind(Ftrace)
     module: Tuple[Module, ...] = _kind(Module)
     ktext: Tuple[KText, ...] = _kind(KText)

@@ -30,13 +30,15 @@ right, the expectation is wrong (fails); absent and not listed, LTTng lost it
 
 from dataclasses import replace
 
-from ...checks.blockdev import partition_disk
 from ...model.enums import Agreement
 from ...checks.confusions import pair
 from ...model.results import Check
 from ...checks.ustack import addresses, neighbours, stack_confusions
 from ...oracles.sched_prio import expected_prio
 from .inputs import Inputs
+from .derived import derived_rows
+from .statedump import block_rows, irq_rows
+from ..boot.trace import BDP_FIELDS
 
 # Event kinds the session must record (each with a count row).
 EXPECTED_EVENTS = {
@@ -55,9 +57,8 @@ FTRACE_FIELDS = {
     "writeback_global_dirty_state": ("global_dirty_state",
                                      {"dirty_limit": "limit", "background_thresh": "bg_thresh",
                                       "dirty_thresh": "thresh"}),
-    "writeback_balance_dirty_pages": ("balance_dirty_pages",
-                                      {"limit": "limit", "setpoint": "setpoint",
-                                       "dirty": "dirty"}),
+    # the same names in ftrace (TP_printk) and LTTng
+    "writeback_balance_dirty_pages": ("balance_dirty_pages", {f: f for f in BDP_FIELDS}),
 }
 
 
@@ -151,91 +152,6 @@ def ustack_rows(ctx):
     if row.agreement is Agreement.DISAGREE and present and tgid == pid:
         row = replace(row, reason="the program's stack thread is its process's leader")
     rows.append(row)
-    return rows
-
-
-def _statedump_confusions(walk, walked, name):
-    """A partition's dev_t against its disk's, by gdb's walk of the block class
-    (checks/confusions.py); {} for a disk or a device gdb did not walk."""
-    disk = partition_disk(name, walk)
-    return {"the disk's for the partition's": pair(walked[name], disk.dev)} \
-        if disk else {}
-
-
-def block_rows(ctx):
-    traced = {b.name: b.dev for b in ctx.summary.block}
-    walk = ctx.truth.block_class if ctx.truth else ()
-    walked = {b.name: b.dev for b in walk}
-    sysfs = {b.name: b.dev for b in ctx.guest.sysblock}
-    parts = {p.name: f"{p.major}:{p.minor}" for p in ctx.guest.partitions}
-    rule, present = ctx.expect("statedump_block"), bool(traced)
-    rows = []
-    if not sysfs:
-        rows.append(Check("lttng", "blockdev/sysfs", {"sysfs": None}, False, {},
-                          "the guest listed no block device"))
-    for name in sorted(set(sysfs) | set(traced) | set(parts) | set(walked)):
-        sources = {"lttng statedump": traced.get(name), "sysfs": sysfs.get(name),
-                   "/proc/partitions": parts.get(name), "gdb_class": walked.get(name)}
-        right = traced.get(name) == sysfs.get(name) == parts.get(name) == \
-            walked.get(name) is not None
-        rows.append(rule.row(f"blockdev/{name}", present, right, sources,
-                             {"confusions": _statedump_confusions(walk, walked, name)}))
-    return rows
-
-
-# LTTng's name for a chip without one (lttng-statedump-impl.c), for gdb's None.
-UNNAMED_CHIP = "unnamed_irq_chip"
-
-
-def _by_irq(items):
-    """irq -> (chip, [action names in the descriptor's order]) of IrqEvents or
-    gdb's IrqActions."""
-    out = {}
-    for i in items:
-        chip, actions = out.get(i.irq, (i.chip or UNNAMED_CHIP, []))
-        out[i.irq] = (chip, actions + [i.action])
-    return out
-
-
-def _irq_text(entry):
-    return f"{entry[0]}: {', '.join(entry[1])}" if entry else None
-
-
-def _in_proc(line, entry):
-    """/proc/interrupts' line names the chip (unless unnamed) and each action."""
-    if line is None or entry is None:
-        return False
-    chip, actions = entry
-    padded = f" {line},"
-    return (chip == UNNAMED_CHIP or f" {chip} " in f" {line} ") and \
-        all(f" {a}," in padded for a in actions)
-
-
-def irq_rows(ctx):
-    """The interrupt statedump, one row per interrupt: LTTng's chip and actions against
-    gdb's walk of the descriptors (exactly, in order) and the line /proc/interrupts
-    prints for it (the chip and every action named). Neither oracle calls what LTTng
-    calls (irq_to_desc() or irq_walk_actions())."""
-    traced = _by_irq(ctx.summary.irq)
-    walked = _by_irq(ctx.truth.irq_actions if ctx.truth else ())
-    proc = {i.irq: " ".join(i.text) for i in ctx.guest.interrupts}
-    rule = ctx.expect("statedump_irq")
-    rows = []
-    if not proc:
-        rows.append(Check("lttng", "statedump_irq/proc", {"/proc/interrupts": None}, False,
-                          {}, "the guest listed no interrupt"))
-    irqs = sorted(set(traced) | set(walked))
-    for k, irq in enumerate(irqs):
-        t, g = traced.get(irq), walked.get(irq)
-        sources = {"lttng irq statedump": _irq_text(t), "gdb irq descriptors": _irq_text(g),
-                   "/proc/interrupts": proc.get(irq)}
-        right = t is not None and t == g and _in_proc(proc.get(irq), g)
-        other = irqs[k + 1] if k + 1 < len(irqs) else irqs[k - 1] if k else None
-        confusions = {"the neighbouring interrupt's": pair(_irq_text(g),
-                                                          _irq_text(walked.get(other)))} \
-            if g and walked.get(other) else {}
-        rows.append(rule.row(f"statedump_irq/{irq}", bool(traced), right, sources,
-                             {"confusions": confusions}))
     return rows
 
 
@@ -389,5 +305,6 @@ def compare(ctx: Inputs):
         errors.append(Check("lttng", "gdb/read", {"gdb": None}, False, {},
                             "gdb read nothing at the quiet point"))
     return tuple(errors + prio_rows(ctx) + ustack_rows(ctx) + block_rows(ctx)
-                 + writeback_rows(ctx) + gdb_rows(ctx) + kmem_rows(ctx) + irq_rows(ctx)
+                 + writeback_rows(ctx) + gdb_rows(ctx) + derived_rows(ctx) + kmem_rows(ctx)
+                 + irq_rows(ctx)
                  + count_rows(ctx))

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ...prepare import cache as cachemod
 from ...prepare import initramfs as base
+from ...prepare import module as modulemod
 from ... import paths
 from ...errors import HarnessError
 from ...progress import say
@@ -18,9 +19,11 @@ from . import guestroot
 INIT = paths.GUEST / "lttng-init"
 APPLETS = ("sh", "mount", "cat", "echo", "sleep", "renice", "stty", "reboot", "uname", "ls",
            "dmesg", "grep", "sed", "mkdir", "awk", "fdisk", "mke2fs", "dd", "sync", "kill",
-           "rm", "mkfifo", "ifconfig", "tar", "base64", "head", "hostname", "modprobe", "find")
+           "rm", "mkfifo", "ifconfig", "tar", "base64", "head", "hostname", "modprobe", "find",
+           "insmod")
 PROGRAMS = {"sched.c": "/bin/ksymlab-sched", "lttng-ustack.c": "/bin/ksymlab-lttng-ustack",
             "rtwrite.c": "/bin/ksymlab-rtwrite"}
+SHIRQ_GUEST_PATH = "/lib/modules/ksymlab_shirq.ko"
 
 
 def _dirs(guest_paths):
@@ -88,6 +91,8 @@ def build(tree, build_dir, userspace, scenario, workdir, cache, variant, series,
     params.write_text(f"KSYMLAB_VARIANT={variant}\nKSYMLAB_LTTNG_SERIES={series}\n"
                       f"KSYMLAB_LTTNG_PRIO={int(prio)}\n")
     programs = {g: base.build_guest_program(src, cache) for src, g in PROGRAMS.items()}
+    # two handlers on one shared interrupt line for the interrupt statedump (issue 43)
+    programs[SHIRQ_GUEST_PATH] = modulemod.build_shirq(tree, cache)
     text = spec(build_dir, userspace, scenario, params, programs)
     return pack(text, tree, cache, workdir / "lttng-initramfs", variant)
 

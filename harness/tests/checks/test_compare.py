@@ -131,7 +131,7 @@ def test_all_agree():
     # the empty migratetype 5 that pagetypeinfo does not list is skipped
     assert kinds == ["snapshot"] * 4 + ["prio"] * 2 + ["policy"] * 2 + ["pageblock"] * 3 + ["migratetype"] * 2 \
         + ["blockdev"] * 2 + ["ustack"] * 4 + ["writeback"] * 3 \
-        + ["blockdev"] * 2 + ["writeback"] * 3      # blockdev whole, writeback thresholds
+        + ["blockdev"] * 3 + ["writeback"] * 3      # blockdev whole and walk, writeback thresholds
     assert r["counts"]["unchecked"] == 0
 
 
@@ -187,12 +187,13 @@ def test_a_disk_without_capacity_is_expected_absent_only_from_the_v2_walk():
     (row,) = [x for x in r["values"] if x["label"] == "loop0"]
     assert row["info"]["skipped"].startswith("not visited") and row["sources"]["module"] is None
     assert failing(cmp(data(extra=[EMPTY_SYSFS]), truth, variant=exports)) == [
-        ("blockdev", "loop0"), ("blockdev", "loop0 is a whole disk")]
+        ("blockdev", "loop0"), ("blockdev", "loop0 is a whole disk"), ("blockdev", "loop0/walk")]
     # sysfs says loop0 has a capacity: the walk must visit it
     full = dict(EMPTY_DISK, sectors=2048)
     r = cmp(data(extra=["sysblock name=loop0 dev=7:0 sectors=2048 whole=1"]),
             dict(TRUTH, block_class=TRUTH["block_class"] + [full]), variant=v2)
-    assert failing(r) == [("blockdev", "loop0"), ("blockdev", "loop0 is a whole disk")]
+    assert failing(r) == [("blockdev", "loop0"), ("blockdev", "loop0 is a whole disk"),
+                          ("blockdev", "loop0/walk")]
     # one oracle alone saying "empty" is not enough
     r = cmp(data(extra=["sysblock name=loop0 dev=7:0 sectors=2048 whole=1"]), truth, variant=v2)
     assert ("blockdev", "loop0") in failing(r)
@@ -305,7 +306,7 @@ def test_pageblock_bitmap_is_an_oracle_for_each_block_and_the_histogram():
 def test_block_class_walk_is_an_oracle():
     walk = TRUTH["block_class"][:1]
     assert failing(cmp(data(), dict(TRUTH, block_class=walk))) == [
-        ("blockdev", "ram0p1"), ("blockdev", "ram0p1 is a whole disk")]
+        ("blockdev", "ram0p1"), ("blockdev", "ram0p1 is a whole disk"), ("blockdev", "ram0/walk")]
 
 
 def test_snapshot_header():

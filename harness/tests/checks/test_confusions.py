@@ -42,6 +42,19 @@ def test_one_boosted_task_and_one_thread_make_the_prio_kind_strong():
         assert not a.weak and a.telling == 1 and a.blind == ("prio:pid 1",), name
 
 
+def test_only_a_boosted_real_time_task_tells_prio_from_its_rt_priority():
+    # no RT task: the derived prio is gdb's own for every row, so nothing tells
+    assert audit_of()[("prio", "prio derived from rt_priority")].weak
+    tasks = copy.deepcopy(TASKS)
+    # pid 7 SCHED_FIFO at rt_priority 10, unboosted: -1 - 10 = -11 is its prio
+    tasks["7"].update(prio=-11, policy=1, normal_prio=-11, static_prio=20, rt_priority=10)
+    assert audit_of(tasks)[("prio", "prio derived from rt_priority")].weak
+    # boosted by a fifo-40 waiter (issue 43's chain): -41, not -11
+    tasks["7"]["prio"] = -41
+    a = audit_of(tasks)[("prio", "prio derived from rt_priority")]
+    assert not a.weak and a.telling == 1 and a.blind == ("prio:pid 1",)
+
+
 def test_a_reading_without_the_neighbouring_fields_is_not_read_and_weak():
     old = {pid: {k: t[k] for k in ("prio", "comm", "policy")} for pid, t in TASKS.items()}
     a = audit_of(old)[("prio", "normal_prio")]
@@ -91,13 +104,17 @@ def test_the_report_lists_each_weak_confusion_with_the_rows_that_could_not_tell(
     assert "weak on exports: prio / leader&#x27;s prio" in html
     strong = copy.deepcopy(TASKS)
     strong["7"].update(normal_prio=30, static_prio=30, tgid=1)
+    # and gdb reads an RT policy whose rt_priority gives another prio (the audit
+    # compares gdb's fields only: the guest's boosted SCHED_FIFO holder in small)
+    strong["7"].update(policy=1, rt_priority=10)
     md = "\n".join(confusions_md.markdown(report_of(strong)))
     assert "weak on exports: prio" not in md and "| prio | normal_prio | 1/2 |" in md
-    # the fixture's one zone, one scenario task and one snapshot leave these (the
-    # guest's state does not)
+    # the fixture's one zone, one snapshot and one disk with one partition leave
+    # these (the guest's state does not); pid 7's policy now differs from its leader's
     assert {(a["kind"], a["confusion"]) for _, a in confusions.weak(report_of(strong))} == {
-        ("migratetype", "another zone's count"), ("policy", "leader's policy"),
-        ("snapshot", "the other snapshot's sequence")}
+        ("migratetype", "another zone's count"), ("snapshot", "the other snapshot's sequence"),
+        ("blockdev", "only the first element"), ("blockdev", "only the first disk"),
+        ("blockdev", "the neighbour's element")}
     assert confusions_md.markdown({"variants": {}}) == []
     # without a skip bit anywhere, a mask that keeps it cannot be caught
     md = "\n".join(confusions_md.markdown(report_of(strong, TRUTH["pageblocks"])))

@@ -133,8 +133,8 @@ def test_every_sampler_checked(default_run, variant):
     assert hits["gds_hits"] > 0 and hits["bdp_hits"] > 0
     # disks and partitions told apart by sysfs and by gdb's bd_partno
     assert {x["key"]: src(x, "gdb_class") for x in by_kind["blockdev"]
-            if x["key"].endswith("/whole")} == {"ram0/whole": 1, "ram0p1/whole": 0,
-                                                "ram0p2/whole": 0, "ram1/whole": 1}
+            if x["key"].endswith("/whole")} == {f"{n}/whole": int("p" not in n) for n in
+        "ram0 ram0p1 ram0p2 ram1 ram2 ram2p1 ram2p2 ram2p3 ram3 ram3p1 ram3p2".split()}
     # the guest's dirty_bytes 8 KiB and background 4 KiB: thresholds 2 and 1 pages; the
     # dirty limit a FIFO writer set is far from both
     wb = {x["key"]: x for x in by_kind["writeback"]}
@@ -157,9 +157,9 @@ DEFAULT_SCENARIO_PRIOS = [
     0, 10, 20, 25, 39,          # nice -20, -10, 0, 5, 19
     -2, -51, -100,              # fifo 1, 50, 99
     -11, -91,                   # rr 10, 90
-    25, 20,                     # batch 5, idle 0
-    -101,                       # deadline 1000000 10000000 100000000
+    25, 20, -101,               # batch 5, idle 0, deadline 1000000 10000000 100000000
     -41, -21, -41,              # pi 19 20 40: the boosted holder, fifo 20, fifo 40
+    -41, -41, -101, -101,       # pi fifo 10 fifo 40 (holder -41, not -11), pi rr 20 deadline
     25, -21, 17, 22, -8,        # threads other 5, fifo 20, batch -3, idle 2, rr 7
 ]
 

@@ -194,7 +194,7 @@ def test_cmdline_file_runs_the_same_argv(tmp_path, monkeypatch):
     assert text.endswith("\n") and text.count("\n") == 1
     assert shlex.split(text) == argv
     assert argv[argv.index("-append") + 1] == (
-        "console=ttyS0 panic=-1 no_timer_check tsc=reliable tsc_early_khz=2300000 brd.rd_nr=2 brd.rd_size=16384 brd.max_part=4 cma=16M "
+        "console=ttyS0 panic=-1 no_timer_check tsc=reliable tsc_early_khz=2300000 brd.rd_nr=4 brd.rd_size=16384 brd.max_part=4 cma=16M "
         "movablecore=912M qemu_fw_cfg.ioport=12@0x510:0:1:4 oops=panic foo='a b'")
 
 

@@ -43,6 +43,10 @@ def test_default_scenario_tasks_and_their_expected_prio():
         ("deadline", 1000000, -101),
         # pi 19 20 40: the nice-19 holder runs at its top waiter's -41, not 39
         ("other", 19, -41), ("fifo", 20, -21), ("fifo", 40, -41),
+        # pi fifo 10 fifo 40: a SCHED_FIFO holder at its waiter's -41, not its own -11
+        ("fifo", 10, -41), ("fifo", 40, -41),
+        # pi rr 20 deadline ...: a SCHED_RR holder at its deadline waiter's -101
+        ("rr", 20, -101), ("deadline", 1000000, -101),
         # threads: each thread its own policy, not the leader's
         ("other", 5, 25), ("fifo", 20, -21), ("batch", -3, 17), ("idle", 2, 22), ("rr", 7, -8)]
     assert sched_prio.expected_prio(lines[13]) == 39 and lines[14]["pi_owner"] == lines[13]["pid"]
@@ -56,6 +60,34 @@ def test_pi_and_threads_lines(tmp_path):
         (1, "pi", 2), (2, "threads", 2), (3, "pi", 4)]
     # pi 5 3 7 1: the top waiter is fifo 7 (prio 92), whatever the order they blocked in
     assert sched_prio.scenario_prios(tasks) == [-11, -11, 15, -2, -8, -4, -8, -2]
+
+
+def test_pi_lines_with_a_real_time_holder_and_a_deadline_waiter(tmp_path):
+    tasks = scenario.parse(write(tmp_path, "pi fifo 10 fifo 40 rr 5\n"
+                                           "pi batch 3 deadline 2000 4000 8000000 fifo 7\n"))
+    assert [[(t["policy"], t["value"], t["pi_owner"]) for t in x["threads"]] for x in tasks] == [
+        [("fifo", 10, None), ("fifo", 40, 0), ("rr", 5, 0)],
+        [("batch", 3, None), ("deadline", 2000, 0), ("fifo", 7, 0)]]
+    assert tasks[1]["threads"][1]["period"] == 8000000
+    # the holders run at their top waiter's prio; the deadline waiter outranks fifo 7
+    assert sched_prio.scenario_prios(tasks) == [-41, -41, -6, -101, -101, -8]
+
+
+@pytest.mark.parametrize("line, msg", [
+    ("pi fifo 10", "pi takes a holder POLICY VALUE and waiters"),
+    ("pi fifo 10 other 3", "pi waiter policy 'other' is none of fifo, rr, deadline"),
+    ("pi deadline 1 fifo 3", "pi takes a holder POLICY VALUE and waiters"),
+    ("pi fifo 100 fifo 3", "pi holder fifo value 100 out of range 1..99"),
+    ("pi fifo 10 rr 0", "pi waiter rr priority 0 out of range 1..99"),
+    ("pi fifo 10 deadline 1 2", "pi waiter deadline takes 3 numbers"),
+    ("pi fifo 10 deadline 1000 2000 3000", "deadline runtime 1000 ns is below 1024 ns"),
+    ("pi fifo 10 deadline 90000000 100000000 100000000",
+     "deadline tasks would need 100% of the guest's CPU"),
+])
+def test_bad_pi_lines_with_a_holder_policy(tmp_path, line, msg):
+    f = write(tmp_path, f"deadline 10000000 100000000 100000000\n{line}\n")
+    got = usage_error(f)
+    assert got.startswith(f"{f}:2: {msg}"), got
 
 
 @pytest.mark.parametrize("line, msg", [
@@ -366,6 +398,14 @@ def threads_bin(tmp_path_factory):
     (("group", "nice", "1"), "unknown policy nice"),
     (("group", "fifo", "100"), "fifo value 100 out of range"),
     (("clone", "1", "2"), "unknown mode clone (group or pi)"),
+    # pi with a holder policy (issue 43): fifo, rr or deadline waiters
+    (("pi", "fifo", "10"), "pi takes a holder and at least one waiter"),
+    (("pi", "fifo", "10", "fifo"), "fifo lacks its values"),
+    (("pi", "fifo", "10", "other", "3"), "waiter policy other"),
+    (("pi", "deadline", "1", "fifo", "3"), "holder policy deadline"),
+    (("pi", "fifo", "10", "deadline", "1000", "2000", "3000"),
+     "deadline 1000 2000 3000 out of range"),
+    (("pi", "rr", "10", "fifo", "100"), "fifo value 100 out of range"),
 ])
 def test_threads_bad_arguments(threads_bin, args, message):
     p = run_sched(threads_bin, *args)

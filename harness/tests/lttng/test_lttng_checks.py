@@ -18,7 +18,7 @@ module name=lttng_probe_kmem
 module name=lttng_tracer
 ftrace event=global_dirty_state dirty=3 writeback=0 bg_thresh=1 thresh=2 limit=7 dirtied=9 written=1
 ftrace event=global_dirty_state dirty=3 writeback=0 bg_thresh=1 thresh=2 limit=6 dirtied=9 written=1
-ftrace event=balance_dirty_pages limit=6 setpoint=3 dirty=4 bdi_setpoint=1
+ftrace event=balance_dirty_pages limit=6 setpoint=3 dirty=4 bdi_setpoint=1 bdi_dirty=2 dirty_ratelimit=100 task_ratelimit=50 dirtied=32 dirtied_pause=32 paused=0 pause=4 period=8 think=0
 ustack-expect pid=60 tgid=59 depth=1 ret=0x401656
 ustack-expect pid=60 tgid=59 depth=2 ret=0x40166c
 ustack-expect pid=60 tgid=59 depth=3 ret=0x401684
@@ -54,7 +54,10 @@ SUMMARY = {
     "process_state": 20,
     "writeback": {"writeback_global_dirty_state": [{"dirty_limit": 6, "background_thresh": 1,
                                                     "dirty_thresh": 2}],
-                  "writeback_balance_dirty_pages": [{"limit": 6, "setpoint": 3, "dirty": 4}]},
+                  "writeback_balance_dirty_pages": [
+                      {"limit": 6, "setpoint": 3, "dirty": 4, "bdi_setpoint": 1, "bdi_dirty": 2,
+                       "dirty_ratelimit": 100, "task_ratelimit": 50, "dirtied": 32,
+                       "dirtied_pause": 32, "pause": 4, "period": 8}]},
     "page_alloc": [{"gfp_flags": 0x100cca, "migratetype": 1},
                    {"gfp_flags": 0xcc0, "migratetype": 0}],
     "getppid": [{"tid": 60, "stack": [0x401650, 0x401656, 0x40166c, 0x401684, 0x4017aa]}],
@@ -80,6 +83,8 @@ TRUTH = {
     "global_wb_domain": {"dirty_limit": 6, "dirty_limit_tstamp": 4294892000,
                          "address": 0xffffffff81be3e80},
     "jiffies": 4294893000,
+    "dirty_sysctl": {"vm_dirty_bytes": 8192, "dirty_background_bytes": 4096,
+                     "vm_dirty_ratio": 20, "dirty_background_ratio": 10},
     "irq_actions": [{"irq": 0, "chip": "IO-APIC", "action": "timer"},
                     {"irq": 4, "chip": "IO-APIC", "action": "ttyS0"},
                     {"irq": 4, "chip": "IO-APIC", "action": "ttyS2"},

@@ -84,7 +84,10 @@ def test_everything_agrees_and_drgn_is_a_column():
     pb = rows(r, "pageblock")
     assert all(c["sources"]["drgn"] == c["sources"]["module"] for c in pb) and len(pb) == 3
     assert {c["key"]: c["sources"]["drgn"] for c in rows(r, "blockdev")
-            if not c["key"].endswith("/whole")} == {"ram0": "1:0 32768", "ram0p1": "1:1 8192"}
+            if not c["key"].endswith(("/whole", "/walk"))} == {"ram0": "1:0 32768",
+                                                                "ram0p1": "1:1 8192"}
+    walk = {c["key"]: c["sources"] for c in rows(r, "blockdev") if c["key"].endswith("/walk")}
+    assert walk["ram0/walk"]["drgn"] == walk["ram0/walk"]["drgn_memory"] == ["ram0", "ram0p1"]
     whole = {c["key"]: c["sources"] for c in rows(r, "blockdev") if c["key"].endswith("/whole")}
     assert whole["ram0/whole"]["drgn"] == 1 and whole["ram0p1/whole"]["drgn"] == 0
     assert [c["sources"]["drgn"] for c in rows(r, "writeback") if "drgn" in c["sources"]] == \
@@ -114,6 +117,11 @@ def test_a_byte_flipped_in_the_module_results_fails():
                                                   "migratetype:zone DMA32 mt 1"]),
     (lambda g: g["disks"][1].update(sectors=8191), ["blockdev:ram0p1"]),
     (lambda g: g["disks"][1].update(whole=1), ["blockdev:ram0p1/whole"]),
+    # drgn's walk of the disks misses a partition; the module's results list one twice
+    (lambda g: g["disks"].pop(1), ["blockdev:ram0/walk", "blockdev:ram0p1",
+                                   "blockdev:ram0p1/whole"]),
+    (lambda g: g["results"]["bdevs"].append(dict(g["results"]["bdevs"][0])),
+     ["blockdev:ram0/walk"]),
     (lambda g: g.update(dirty_limit=511), ["writeback:dirty_limit/tracepoint-arg",
                                            "writeback:dirty_limit/gds"]),
     (lambda g: g["symbols"].update(task_prio=0x1001), ["symbol:task_prio"]),

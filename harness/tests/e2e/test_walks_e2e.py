@@ -1,0 +1,46 @@
+"""Walks with more than one element (issue 43) on the session's shared default run
+(e2e_runs.default_run): each disk's listing row, the walk confusions told apart,
+and the real-time PI holders at the prio no other field gives."""
+
+import json
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+VARIANTS = ("exports", "kallsyms", "stock", "bpf13")
+LISTINGS = {"ram0/walk": ["ram0", "ram0p1", "ram0p2"], "ram1/walk": ["ram1"],
+            "ram2/walk": ["ram2", "ram2p1", "ram2p2", "ram2p3"],
+            "ram3/walk": ["ram3", "ram3p1", "ram3p2"]}
+
+
+def _variant(default_run, name):
+    return json.loads((default_run.runs / "latest" / "report.json").read_text())[
+        "variants"][name]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_every_disk_is_one_listing_row_and_every_walk_confusion_is_told(default_run, variant):
+    v = _variant(default_run, variant)
+    walks = {x["key"]: x for x in v["values"] if x["kind"] == "blockdev"
+             and x["key"].endswith("/walk")}
+    assert {k: x["sources"]["gdb_class"] for k, x in walks.items()} == LISTINGS
+    assert all(x["agree"] for x in walks.values())
+    told = {(a["kind"], a["confusion"]): a["telling"] for a in v["confusions"]}
+    for name in ("only the first element", "one element too many",
+                 "the neighbour's element", "only the first disk"):
+        assert told[("blockdev", name)] > 0, name
+    assert told[("prio", "prio derived from rt_priority")] > 0
+
+
+@pytest.mark.parametrize("variant", ("exports", "stock"))
+def test_the_lttng_statedump_walks_an_interrupt_of_two_handlers(default_run, variant):
+    v = _variant(default_run, variant)
+    rows = {x["key"]: x for x in v["values"] if x["kind"] == "lttng"}
+    two = [x for k, x in rows.items() if k.startswith("statedump_irq/") and
+           "ksymlab-shirq-a, ksymlab-shirq-b" in (x["sources"].get("gdb irq descriptors") or "")]
+    assert len(two) == 1 and two[0]["agree"]
+    told = {a["confusion"]: a["telling"] for a in v["confusions"] if a["kind"] == "lttng"}
+    assert told["irq walk: only the first element"] > 0
+    assert told["setpoint with the limit and thresh swapped"] > 0
+    assert rows["writeback/bdp-setpoint-at-stop"]["agree"]
