@@ -20,9 +20,6 @@ from harness import paths
 pytestmark = pytest.mark.e2e
 
 START_SECONDS = 1800         # from the command to gdb's prompt (warm: a boot)
-# seconds a warm session's prompt may come after the run's boot lap: Python's start,
-# the cache's checks, the snapshot and its reading (about 3 s idle)
-PROMPT_SLACK = 15
 ROWS_SECONDS = 900           # `ksymlab rows`: the guest's sampling, drgn, the checks
 # report.json's verdicts, as `ksymlab rows` words them
 VERDICT = {True: "agree", False: "disagree", None: "unchecked"}
@@ -77,12 +74,11 @@ def test_live_rows_are_the_runs_rows_and_quit_leaves_nothing(default_run, tmp_pa
     child = session(runs, "exports")
     prompt = "(ksymlab exports) "
     child.expect_exact(prompt)
-    # warm cache: the prompt about a boot after the command (the run's boot lap ran
-    # four guests on the machine's cores at once: a bound, not a tight one)
+    # printed, not asserted (no timing thresholds in tests): the figure is
+    # harness/tools/session_bench.py's, on an idle machine
     to_prompt = time.monotonic() - t0
     boot = default_run.variant("exports")["timings"]["boot"]
     print(f"session exports: prompt after {to_prompt:.1f} s; the run's boot lap {boot} s")
-    assert to_prompt < boot + PROMPT_SLACK, (to_prompt, boot)
     helped = "\n".join(answer(child, prompt, "help ksymlab"))
     assert all(f"ksymlab {c} --" in helped for c in COMMANDS), helped
     # init (pid 1) runs at nice 0 at the first snapshot: task_prio() 20, SCHED_NORMAL
