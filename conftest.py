@@ -11,8 +11,16 @@ Deselection is not a skip: `-m "not e2e"` (make unit) and `-k` stay as they are.
 An xfail is not touched either.
 """
 import re
+import signal
 
 import pytest
+
+# `make check` starts the unit tests as a background job of make's shell, and a
+# non-interactive shell starts those with SIGINT ignored: Ctrl-C would not stop
+# them, and every process they start (a harness run, a session's gdb) would
+# inherit the ignored SIGINT. Python's own handler, as in a foreground run.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # (pattern searched in the skip reason, why this skip is allowed). Keep it short;
 # every new entry needs a why that says what would make the test run.

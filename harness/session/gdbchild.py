@@ -75,10 +75,19 @@ class GdbChild:
         self.child = None
 
     def __enter__(self):
+        # A session started where SIGINT is ignored (a background job of a script,
+        # nohup) must not hand gdb an ignored SIGINT: Ctrl-C would never reach the
+        # guest. exec resets a handled signal to its default, never an ignored one.
+        ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        if ignored:
+            signal.signal(signal.SIGINT, lambda *_: None)
         try:
             self.child = subprocess.Popen(self.argv, env=self.env)
         except FileNotFoundError as e:
             raise HarnessError("deps", "gdb not found; install the gdb package") from e
+        finally:
+            if ignored:
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
         return self
 
     def hand_over(self):

@@ -85,3 +85,20 @@ def test_ctrl_c_is_gdbs_not_the_sessions(session):
     assert host.poll() is None and alive(gdb)
     os.kill(gdb, signal.SIGTERM)            # the person quits gdb: the session ends
     assert host.wait(20) == 128 + signal.SIGTERM
+
+
+def test_gdb_gets_sigint_even_when_the_session_was_started_ignoring_it(tmp_path):
+    """A background job of a non-interactive shell (make check's unit tests, a script's
+    `harness session ... &`) starts with SIGINT ignored; gdb must not inherit that."""
+    p = subprocess.Popen([sys.executable, "-c", HOST.format(repo=str(paths.REPO))],
+                         cwd=tmp_path, start_new_session=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    try:
+        end = time.monotonic() + 20
+        while not children(p.pid):
+            assert time.monotonic() < end and p.poll() is None, "no gdb stand-in started"
+            time.sleep(0.05)
+        assert not ignored_signals(children(p.pid)[0]) & (1 << (signal.SIGINT - 1))
+    finally:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
