@@ -154,6 +154,10 @@ def test_shipped_lttng_prio_context_is_one_classified_panic(tmp_path):
     assert bad == {("lttng_wrapper", "get_pfnblock_flags_mask", "param-count")}, ct
 
 
+UNCHECKED_DERIVED = {"writeback/derived/bdi_setpoint", "writeback/derived/paused",
+                     "writeback/derived/think"}
+
+
 def test_make_run_includes_the_lttng_comparison(default_run):
     """`run` wires the LTTng boot in for a variant with an [lttng] table: its rows,
     its facts and the coverage table are in report.json, and the run passes."""
@@ -162,7 +166,12 @@ def test_make_run_includes_the_lttng_comparison(default_run):
     for name in LTTNG_VARIANTS:
         v = rep["variants"][name]
         rows = [c for c in v["values"] if c["kind"] == "lttng"]
-        assert rows and all(c["agree"] is True for c in rows), name
+        assert rows and all(c["agree"] is True for c in rows if c["agree"] is not None), name
+        # unchecked, each with its reason: the derived writeback fields no oracle
+        # reads at the stop (issue 43; docs/guest-states.md), and nothing else
+        unchecked = {c["key"]: c["reason"] for c in rows if c["agree"] is None}
+        assert set(unchecked) == UNCHECKED_DERIVED, (name, unchecked)
+        assert all(r.startswith("unchecked: ") for r in unchecked.values()), unchecked
         assert v["lttng"]["trace_bytes"] > 0
         assert {c["key"] for c in rows} >= {"gdb/stop", "writeback/dirty_limit-at-stop",
                                             "symcheck/check", "symcheck/flagged"}
