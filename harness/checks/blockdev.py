@@ -122,8 +122,8 @@ def compare_blockdev_whole(data, truth, walk_skips_empty=False):
 def partitions_of(disk, devices, value=lambda d: f"{d.dev} {d.sectors}"):
     """[(name, value(device))] of `disk`'s partitions among `devices` (gdb's walk of the
     block class), in partition-number order."""
-    parts = [d for d in devices if d.type == "part" and disk_of(d.name, devices) is not None
-             and disk_of(d.name, devices).name == disk]
+    parts = [d for d in devices
+             if d.type == "part" and getattr(disk_of(d.name, devices), "name", None) == disk]
     return [(d.name, value(d)) for d in sorted(parts, key=lambda d: d.partno)]
 
 
