@@ -26,6 +26,12 @@
  * line `ksymlab-threads: <what failed>: <strerror>` on stderr and exit
  * status 2 (bad arguments) or 1 (a system call failed). Arguments are
  * checked completely before any system call.
+ *
+ * SIGUSR1 wakes the group leader alone: every other thread blocks it and the
+ * leader's handler does nothing, so its pause() returns and it sleeps again.
+ * The LTTng guest uses it to make a PI holder leave the CPU once while the
+ * trace records (a SIGSTOP would stop the waiters too: they would leave the
+ * rt_mutex and the holder would lose its boost).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -33,6 +39,7 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -206,6 +213,32 @@ static void mark_ready(struct thread *t)
 	pthread_mutex_unlock(&lock);
 }
 
+static void wake_up(int sig)
+{
+	(void)sig;
+}
+
+/*
+ * Block SIGUSR1 before the threads start (unblock 0), so that they inherit it
+ * blocked, and unblock it in the leader once they all run (unblock 1).
+ */
+static int leader_wakes_on_usr1(int unblock)
+{
+	struct sigaction sa;
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	if (unblock)
+		return pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = wake_up;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGUSR1, &sa, NULL))
+		return errno;
+	return pthread_sigmask(SIG_BLOCK, &set, NULL);
+}
+
 static void *thread_main(void *arg)
 {
 	struct thread *t = arg;
@@ -269,7 +302,7 @@ static int waiters_blocked(void)
 int main(int argc, char **argv)
 {
 	char what[160];
-	int pi, i, tries;
+	int pi, i, tries, err;
 	pthread_t th;
 
 	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
@@ -323,12 +356,14 @@ int main(int argc, char **argv)
 
 	if (set_policy(&threads[0]))
 		return die(1, threads[0].what, threads[0].err);
+	err = leader_wakes_on_usr1(0);
+	if (err)
+		return die(1, "block SIGUSR1", err);
 	/* The leader owns the PI futex: the word holds its tid, uncontended. */
 	if (pi)
 		__atomic_store_n(&pi_futex, (uint32_t)threads[0].tid, __ATOMIC_SEQ_CST);
 	for (i = 1; i < nr_threads; i++) {
-		int err = pthread_create(&th, NULL, thread_main, &threads[i]);
-
+		err = pthread_create(&th, NULL, thread_main, &threads[i]);
 		if (err)
 			return die(1, "pthread_create", err);
 		pthread_mutex_lock(&lock);
@@ -357,5 +392,8 @@ int main(int argc, char **argv)
 	}
 	if (fflush(stdout) || ferror(stdout))
 		return die(1, "write to stdout", errno);
+	err = leader_wakes_on_usr1(1);
+	if (err)
+		return die(1, "unblock SIGUSR1", err);
 	return detach_and_pause();
 }

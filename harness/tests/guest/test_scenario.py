@@ -6,6 +6,8 @@ init's fifo handshake (run with a stand-in for ksymlab-sched)."""
 import os
 import signal
 import subprocess
+import time
+from pathlib import Path
 
 import pytest
 
@@ -411,6 +413,43 @@ def test_threads_bad_arguments(threads_bin, args, message):
     p = run_sched(threads_bin, *args)
     assert (p.returncode, p.stdout) == (2, "")
     assert p.stderr == f"ksymlab-threads: {message}: Invalid argument\n"
+
+
+def _status(pid, tid, field):
+    for line in Path(f"/proc/{pid}/task/{tid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return line.split()[1]
+    raise AssertionError(f"no {field} in /proc/{pid}/task/{tid}/status")
+
+
+def test_threads_sigusr1_wakes_the_leader_alone(threads_bin):
+    """lttng-init wakes a PI holder with SIGUSR1 so that it leaves the CPU once while
+    the trace records; a waiter woken too would leave the rt_mutex and unboost the
+    holder. Run on the host in group mode (nice 0: no privilege, no real-time policy):
+    the leader catches SIGUSR1 and sleeps again, the other thread blocks it."""
+    usr1 = 1 << (signal.SIGUSR1 - 1)
+    p = subprocess.Popen([str(threads_bin), "group", "other", "0", "other", "0"],
+                         stdout=subprocess.PIPE, text=True)
+    try:
+        lines = p.stdout.read().splitlines()     # EOF: every thread reported
+        tids = [int(w.split("=")[1]) for w in (l.split()[1] for l in lines)]
+        assert len(tids) == 2 and tids[0] == p.pid, lines
+        leader, other = tids
+        assert int(_status(p.pid, leader, "SigCgt"), 16) & usr1
+        assert not int(_status(p.pid, leader, "SigBlk"), 16) & usr1
+        assert int(_status(p.pid, other, "SigBlk"), 16) & usr1
+        switches = {t: int(_status(p.pid, t, "voluntary_ctxt_switches")) for t in tids}
+        for _ in range(3):
+            os.kill(p.pid, signal.SIGUSR1)
+        deadline = time.monotonic() + 10          # a bound, not a timing check
+        while int(_status(p.pid, leader, "voluntary_ctxt_switches")) < switches[leader] + 1:
+            assert time.monotonic() < deadline, "the leader never woke on SIGUSR1"
+            time.sleep(0.01)
+        assert p.poll() is None, "SIGUSR1 ended the process"
+        assert int(_status(p.pid, other, "voluntary_ctxt_switches")) == switches[other]
+    finally:
+        p.kill()
+        p.wait()
 
 
 def test_guest_init_starts_every_scenario_policy():
