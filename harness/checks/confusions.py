@@ -74,6 +74,9 @@ CONFUSIONS = {
     "lttng": {
         "static_prio": "prio context: task->static_prio, blind to the RT policies",
         "rt_priority": "prio context: task->rt_priority",
+        "normal_prio": "prio context: task->normal_prio, without a PI holder's boost",
+        "prio derived from rt_priority": "prio context: MAX_RT_PRIO - 1 - rt_priority for "
+                                         "an RT task, blind to a PI boost",
         "thresh for the global_dirty_state limit": "the event's threshold for the limit",
         "thresh for the balance_dirty_pages limit": "the threshold in force at the event "
                                                     "for the limit",

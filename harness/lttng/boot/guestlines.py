@@ -10,8 +10,8 @@ from ...errors import HarnessError
 from ...oracles.readings import INT, STR, _Bad, _f, _Parsed, list_of, optional, record
 
 END = "KSYMLAB-LTTNG-END"
-INTS = {"pid", "tgid", "value", "deadline", "period", "depth", "ret", "idx", "ip", "major",
-        "minor", "added", "available", "irq", "loaded", "addr", "size"}
+INTS = {"pid", "tgid", "pi_owner", "value", "deadline", "period", "depth", "ret", "idx", "ip",
+        "major", "minor", "added", "available", "irq", "loaded", "addr", "size"}
 
 
 def read(text):
@@ -51,12 +51,16 @@ WORDS = list_of(STR)        # the words of a line that are not key=value
 
 @dataclass(frozen=True)
 class Task:
-    """A scenario task (lttng-init, ksymlab-sched): its pid and the policy it set."""
+    """A scenario task (lttng-init, ksymlab-sched): its pid and the policy it set; a
+    thread of a PI chain (ksymlab-threads pi) has its tgid, and a waiter the pid of
+    the holder it blocks on (pi_owner)."""
     pid: int = _f(INT)
     policy: str = _f(STR)
     value: int = _f(INT)
     deadline: Optional[int] = _f(OPT_INT, default=None)
     period: Optional[int] = _f(OPT_INT, default=None)
+    tgid: Optional[int] = _f(OPT_INT, default=None)
+    pi_owner: Optional[int] = _f(OPT_INT, default=None)
 
 
 @dataclass(frozen=True)

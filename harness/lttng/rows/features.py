@@ -34,7 +34,8 @@ from ...model.enums import Agreement
 from ...checks.confusions import pair
 from ...model.results import Check
 from ...checks.ustack import addresses, neighbours, stack_confusions
-from ...oracles.sched_prio import expected_prio
+from ...checks.prio import rt_derived_prio
+from ...oracles.sched_prio import expected_prios
 from .inputs import Inputs
 from .derived import derived_rows
 from .statedump import block_rows, irq_rows
@@ -65,15 +66,16 @@ FTRACE_FIELDS = {
 def _prio_confusions(gdb_task, right, mine):
     """A scenario task's prio against the fields LTTng's prio context could take instead,
     as gdb read them at its stop, and against the other task of each of its switches
-    (checks/confusions.py); {} before gdb read them. normal_prio is not among them: the
-    LTTng guest runs no PI chain, so a context that read it could not be told apart (the
-    probe-module boot's audit covers it)."""
+    (checks/confusions.py); {} before gdb read them. normal_prio and the prio derived
+    from rt_priority differ only for a boosted PI holder (the scenario's `pi` lines)."""
     if right is None or gdb_task is None or gdb_task.static_prio is None:
         return {}
     # the context is the current task's (prev at the switch); the next task is another
     nxt = [s.next_prio for s in mine]
     return {"static_prio": pair(right, gdb_task.static_prio),
             "rt_priority": pair(right, gdb_task.rt_priority),
+            "normal_prio": pair(right, gdb_task.normal_prio),
+            "prio derived from rt_priority": pair(right, rt_derived_prio(gdb_task)),
             "next_prio for the prio context": pair([right] * len(mine),
                                                    nxt if nxt and None not in nxt else None)}
 
@@ -82,15 +84,18 @@ def _one(values):
     return values[0] if len(values) == 1 else (values or None)
 
 
-def _task_row(ctx, task):
-    """The lttng:prio/<policy><value> row of one scenario task."""
+def _task_key(task, holders):
+    """prio/<policy><value>; a PI holder's prio/pi-<policy><value>."""
+    return f"prio/{'pi-' if task.pid in holders else ''}{task.policy}{task.value}"
+
+
+def _task_row(ctx, task, expect, key):
+    """The lttng:prio/... row of one scenario task whose task_prio() is `expect`."""
     switches = ctx.summary.sched_switch
     gdb_task = ctx.truth.task(task.pid) if ctx.truth else None
-    expect = expected_prio({"policy": task.policy, "value": task.value})
     mine = [s for s in switches if s.prev_tid == task.pid]
     ctx_prio = sorted({s.prio for s in mine if s.prio is not None})
     field = sorted({s.prev_prio for s in mine})
-    key = f"prio/{task.policy}{task.value}"
     sources = {"scenario": expect, "lttng prio context": _one(ctx_prio),
                "sched_switch prev_prio": _one(field),
                # a sleeping scenario task's prio does not change: gdb's read at
@@ -107,9 +112,17 @@ def _task_row(ctx, task):
 
 
 def prio_rows(ctx):
+    """A row per scenario task but a PI waiter (asleep in FUTEX_LOCK_PI, never woken
+    while the trace records); a holder's expected prio is its boosted one
+    (oracles/sched_prio.expected_prios)."""
     present = any(s.prio is not None for s in ctx.summary.sched_switch)
-    rows = [_task_row(ctx, task) for task in ctx.guest.task]
-    if not ctx.guest.task:
+    tasks = ctx.guest.task
+    expect = expected_prios([{"pid": t.pid, "policy": t.policy, "value": t.value,
+                              "pi_owner": t.pi_owner} for t in tasks])
+    holders = {t.pi_owner for t in tasks if t.pi_owner is not None}
+    rows = [_task_row(ctx, t, expect.get(t.pid), _task_key(t, holders))
+            for t in tasks if t.pi_owner is None]
+    if not tasks:
         rows.append(Check("lttng", "prio/tasks", {"guest": None}, False, {},
                           "the guest listed no scenario task"))
     rows.append(ctx.expect("prio").row("feature/prio", present, present,

@@ -22,7 +22,7 @@ APPLETS = ("sh", "mount", "cat", "echo", "sleep", "renice", "stty", "reboot", "u
            "rm", "mkfifo", "ifconfig", "tar", "base64", "head", "hostname", "modprobe", "find",
            "insmod")
 PROGRAMS = {"sched.c": "/bin/ksymlab-sched", "lttng-ustack.c": "/bin/ksymlab-lttng-ustack",
-            "rtwrite.c": "/bin/ksymlab-rtwrite"}
+            "rtwrite.c": "/bin/ksymlab-rtwrite", "threads.c": "/bin/ksymlab-threads"}
 SHIRQ_GUEST_PATH = "/lib/modules/ksymlab_shirq.ko"
 
 
