@@ -44,3 +44,17 @@ def test_the_lttng_statedump_walks_an_interrupt_of_two_handlers(default_run, var
     assert told["irq walk: only the first element"] > 0
     assert told["setpoint with the limit and thresh swapped"] > 0
     assert rows["writeback/bdp-setpoint-at-stop"]["agree"]
+
+
+@pytest.mark.parametrize("variant", ("exports", "stock"))
+def test_the_lttng_guest_records_each_pi_holder_at_its_boost(default_run, variant):
+    """lttng-init runs the scenario's three PI chains and wakes each holder alone
+    (SIGUSR1): one switch each at the boosted prio, where normal_prio and the prio
+    derived from rt_priority differ (the mutant lttng-prio-context-normal-prio)."""
+    v = _variant(default_run, variant)
+    rows = {x["key"]: x for x in v["values"] if x["kind"] == "lttng"}
+    pi = {k: x["sources"]["gdb"] for k, x in rows.items() if k.startswith("prio/pi-")}
+    assert pi == {"prio/pi-other19": -41, "prio/pi-fifo10": -41, "prio/pi-rr20": -101}
+    assert all(rows[k]["agree"] and rows[k]["info"]["switches"] >= 1 for k in pi)
+    told = {a["confusion"]: a["telling"] for a in v["confusions"] if a["kind"] == "lttng"}
+    assert told["normal_prio"] == 3 and told["prio derived from rt_priority"] == 2
