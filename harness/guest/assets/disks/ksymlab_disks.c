@@ -65,8 +65,8 @@ static struct gendisk *ksymlab_disks_add(const char *name, int flags, sector_t s
 		put_disk(disk);
 		return ERR_PTR(ret);
 	}
-	/* what the guest init reports as `testdisk` lines, from dmesg */
-	pr_info("added name=%s dev=%u:%u hidden=%d sectors=%llu\n", disk->disk_name,
+	/* the guest init reads it from dmesg: name, dev, hidden, sectors */
+	pr_info("added %s %u:%u %d %llu\n", disk->disk_name,
 		MAJOR(disk_devt(disk)), MINOR(disk_devt(disk)),
 		!!(disk->flags & GENHD_FL_HIDDEN),
 		(unsigned long long)get_capacity(disk));
