@@ -91,7 +91,8 @@ def _invisible(data, truth):
 
 
 def _skipped(name, row, invisible):
-    """A v2 row of an invisible disk: right when no module source has it."""
+    """A v2 row of an invisible disk: right when no module source has it (the whole
+    flag's row has no memory source)."""
     return name in invisible and all(row.get(s) is None for s in (Source.MODULE, Source.MEMORY))
 
 
@@ -123,8 +124,8 @@ def compare_blockdev(data, truth, walk_skips_empty=False):
     for name in sorted(set().union(*sources.values())):
         row = {src: rows.get(name) for src, rows in sources.items()}
         info = _marks(name, invisible, walk_skips_empty)
-        if walk_skips_empty and _skipped(name, row, invisible):
-            values.append(Check("blockdev", name, row, True, info=info))
+        if walk_skips_empty and name in invisible:
+            values.append(Check("blockdev", name, row, _skipped(name, row, invisible), info=info))
             continue
         ok = row[Source.MODULE] is not None and row[Source.SYSFS] == sysfs_view.get(name) and \
             row[Source.MODULE] == row[Source.MEMORY] == row[Source.GDB_CLASS]
@@ -147,9 +148,9 @@ def compare_blockdev_whole(data, truth, walk_skips_empty=False):
         row = {Source.MODULE: module.get(name), Source.SYSFS: sysfs.get(name),
                Source.GDB_CLASS: gdb.get(name)}
         info = _marks(name, invisible, walk_skips_empty)
-        if walk_skips_empty and _skipped(name, row, invisible):
-            values.append(Check("blockdev", f"{name}/whole", row, True, info=info,
-                                label=f"{name} is a whole disk"))
+        if walk_skips_empty and name in invisible:
+            values.append(Check("blockdev", f"{name}/whole", row, _skipped(name, row, invisible),
+                                info=info, label=f"{name} is a whole disk"))
             continue
         values.append(Check("blockdev", f"{name}/whole", row,
                             row[Source.MODULE] is not None and len(set(row.values())) == 1,
