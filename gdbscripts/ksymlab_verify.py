@@ -250,11 +250,25 @@ def read_block_class():
         kind = {disk_type: "disk", part_type: "part"}.get(int(dev["type"]), "other")
         # Disks and partitions are both the bd_device of a block_device (6.1, 6.12).
         bdev = linux.utils.container_of(dev, bdev_type, "bd_device")
-        devt = int(dev["devt"])
         out.append({"name": linux.device.dev_name(dev), "type": kind,
-                    "dev": f"{devt >> MINORBITS}:{devt & ((1 << MINORBITS) - 1)}",
-                    "sectors": int(bdev["bd_nr_sectors"]), "partno": bdev_partno(bdev)})
+                    "dev": devt_text(int(dev["devt"])), "bd_dev": devt_text(int(bdev["bd_dev"])),
+                    "sectors": int(bdev["bd_nr_sectors"]), "partno": bdev_partno(bdev),
+                    "hidden": disk_hidden(bdev) if kind == "disk" else None})
     return out
+
+
+def devt_text(devt):
+    return f"{devt >> MINORBITS}:{devt & ((1 << MINORBITS) - 1)}"
+
+
+def disk_hidden(bdev):
+    """GENHD_FL_HIDDEN of the disk's flags (1 << 1 in include/linux/blkdev.h of 6.1
+    and 6.12; from the debug info when it has the enumerator): 1 or 0."""
+    try:
+        bit = int(gdb.parse_and_eval("GENHD_FL_HIDDEN"))
+    except gdb.error:
+        bit = 1 << 1
+    return int(bool(int(bdev["bd_disk"]["flags"]) & bit))
 
 
 def bdev_partno(bdev):

@@ -5,12 +5,21 @@ Oracles: sysfs (/sys/class/block) and gdb's own walk of the block class at the
 snapshot.
 
 In the v2 mode the module lists what blk_walk_visible_disks() visits: like
-/proc/partitions it skips a disk without capacity (get_capacity() == 0); such
-a disk, by both oracles' sizes, is expected absent from its list.
+/proc/partitions it skips an invisible disk, one without capacity
+(get_capacity() == 0) or hidden (GENHD_FL_HIDDEN); such a disk, by both
+oracles (sysfs' size and `hidden`, gdb's bd_nr_sectors and gendisk.flags), is
+expected absent from its list. The other modes walk the whole block class and
+list it. The guest has one of each (harness/guest/assets/disks, issue 43).
+
+A hidden disk's device has no dev_t (block/genhd.c device_add_disk()), so sysfs
+has no `dev` for it ("-") and gdb reads its devt as 0:0, while its part0's
+bd_dev, which the module reports, has one: gdb's bd_dev is the module's oracle,
+its devt sysfs'.
 """
 
 from .confusions import pair
-from .walks import FIRST, FIRST_DISK, NEIGHBOUR, ONE_MORE, neighbour_of
+from .walks import (FIRST, FIRST_DISK, INVISIBLE_EMPTY, INVISIBLE_HIDDEN, NEIGHBOUR, ONE_MORE,
+                    neighbour_of)
 from ..model.enums import Source
 from ..model.results import Check
 
@@ -51,46 +60,77 @@ def _part_confusions(truth, name, right, field, sibling=False):
     return out
 
 
-SKIPPED = "not visited: blk_walk_visible_disks() skips a disk without capacity, as " \
-    "/proc/partitions does"
+SKIPPED = "not visited: blk_walk_visible_disks() skips a disk without capacity or hidden, " \
+    "as /proc/partitions does"
+HIDDEN, EMPTY = "hidden", "without capacity"
 
 
-def _empty_disks(data, truth):
-    """The disks both oracles say have no capacity (their partitions go with them)."""
-    sysfs = {b.name for b in data.sysblock if b.whole and b.sectors == 0}
-    gdb = {b.name for b in truth.block_class if b.type == "disk" and b.sectors == 0}
-    empty = sysfs & gdb
-    return empty | {b.name for b in truth.block_class
-                    if b.type == "part" and getattr(disk_of(b.name, truth.block_class), "name",
-                                                    None) in empty}
+def invisible_disks(sysfs, gdb):
+    """{disk: [reasons]} of the disks both oracles call invisible, each reason (HIDDEN,
+    EMPTY) by both: `sysfs` {disk: (hidden, sectors)} of the guest's sysblock lines, `gdb`
+    its walk of the block class."""
+    def reasons(hidden, sectors):
+        return [r for r, yes in ((HIDDEN, hidden == 1), (EMPTY, sectors == 0)) if yes]
+    by_sysfs = {name: reasons(*v) for name, v in sysfs.items()}
+    out = {}
+    for d in gdb:
+        if d.type == "disk" and d.name in by_sysfs:
+            both = [r for r in reasons(d.hidden, d.sectors) if r in by_sysfs[d.name]]
+            if both:
+                out[d.name] = both
+    return out
 
 
-def _skipped(name, row, empty):
-    """A v2 row of a disk without capacity: right when no module source has it."""
-    return name in empty and all(row.get(s) is None for s in (Source.MODULE, Source.MEMORY))
+def _invisible(data, truth):
+    """{name: [reasons]} of the invisible disks and their partitions (which go with them)."""
+    disks = invisible_disks({b.name: (b.hidden, b.sectors) for b in data.sysblock if b.whole},
+                            truth.block_class)
+    return {**disks, **{b.name: disks[owner.name] for b in truth.block_class
+                        for owner in [disk_of(b.name, truth.block_class)]
+                        if b.type == "part" and owner is not None and owner.name in disks}}
+
+
+def _skipped(name, row, invisible):
+    """A v2 row of an invisible disk: right when no module source has it (the whole
+    flag's row has no memory source)."""
+    return name in invisible and all(row.get(s) is None for s in (Source.MODULE, Source.MEMORY))
+
+
+def _marks(name, invisible, skips):
+    """The info of an invisible disk's row: why it is invisible, and (v2) skipped."""
+    if name not in invisible:
+        return {}
+    out = {"invisible": ", ".join(invisible[name])}
+    return {**out, "skipped": SKIPPED} if skips else out
+
+
+def _sysfs_view(d):
+    """gdb's device as sysfs shows it: no `dev` without a devt (a hidden disk's)."""
+    return f"{'-' if d.dev.split(':')[0] == '0' else d.dev} {d.sectors}"
 
 
 def compare_blockdev(data, truth, walk_skips_empty=False):
     """The module's list (text and memory) against sysfs and gdb's walk of the block class.
-    `walk_skips_empty`: the module lists what blk_walk_visible_disks() visits (v2)."""
+    `walk_skips_empty`: the module lists what blk_walk_visible_disks() visits (v2): no
+    invisible disk. gdb's value is bd_dev's, sysfs' is held to gdb's devt."""
     def by_name(rows):
         return {b.name: f"{b.dev} {b.sectors}" for b in rows}
-    empty = _empty_disks(data, truth) if walk_skips_empty else set()
-
+    invisible = _invisible(data, truth)
+    gdb = {b.name: f"{b.bd_dev or b.dev} {b.sectors}" for b in truth.block_class}
+    sysfs_view = {b.name: _sysfs_view(b) for b in truth.block_class}
     sources = {Source.MODULE: by_name(data.bdev), Source.SYSFS: by_name(data.sysblock),
-               Source.MEMORY: by_name(truth.results.bdevs),
-               Source.GDB_CLASS: by_name(truth.block_class)}
+               Source.MEMORY: by_name(truth.results.bdevs), Source.GDB_CLASS: gdb}
     values = []
     for name in sorted(set().union(*sources.values())):
         row = {src: rows.get(name) for src, rows in sources.items()}
-        if _skipped(name, row, empty):
-            values.append(Check("blockdev", name, row, True, info={"skipped": SKIPPED}))
+        info = _marks(name, invisible, walk_skips_empty)
+        if walk_skips_empty and name in invisible:
+            values.append(Check("blockdev", name, row, _skipped(name, row, invisible), info=info))
             continue
-        values.append(Check("blockdev", name, row,
-                            row[Source.MODULE] is not None and len(set(row.values())) == 1,
-                            info={"confusions": _part_confusions(
-                                truth, name, row[Source.GDB_CLASS],
-                                lambda d: f"{d.dev} {d.sectors}", sibling=True)}))
+        ok = row[Source.MODULE] is not None and row[Source.SYSFS] == sysfs_view.get(name) and \
+            row[Source.MODULE] == row[Source.MEMORY] == row[Source.GDB_CLASS]
+        values.append(Check("blockdev", name, row, ok, info={**info, "confusions": _part_confusions(
+            truth, name, row[Source.GDB_CLASS], lambda d: f"{d.dev} {d.sectors}", sibling=True)}))
     return values
 
 
@@ -102,18 +142,19 @@ def compare_blockdev_whole(data, truth, walk_skips_empty=False):
     module = {b.name: b.whole for b in data.bdev}
     sysfs = {b.name: b.whole for b in data.sysblock}
     gdb = {b.name: int(b.partno == 0) for b in truth.block_class}
-    empty = _empty_disks(data, truth) if walk_skips_empty else set()
+    invisible = _invisible(data, truth)
     values = []
     for name in sorted(set(module) | set(sysfs) | set(gdb)):
         row = {Source.MODULE: module.get(name), Source.SYSFS: sysfs.get(name),
                Source.GDB_CLASS: gdb.get(name)}
-        if _skipped(name, row, empty):
-            values.append(Check("blockdev", f"{name}/whole", row, True,
-                                info={"skipped": SKIPPED}, label=f"{name} is a whole disk"))
+        info = _marks(name, invisible, walk_skips_empty)
+        if walk_skips_empty and name in invisible:
+            values.append(Check("blockdev", f"{name}/whole", row, _skipped(name, row, invisible),
+                                info=info, label=f"{name} is a whole disk"))
             continue
         values.append(Check("blockdev", f"{name}/whole", row,
                             row[Source.MODULE] is not None and len(set(row.values())) == 1,
-                            info={"confusions": _part_confusions(
+                            info={**info, "confusions": _part_confusions(
                                 truth, name, gdb.get(name), lambda d: int(d.partno == 0))},
                             label=f"{name} is a whole disk"))
     return values
@@ -140,7 +181,7 @@ def compare_walks(data, truth, walk_skips_empty=False):
     block class. The per-device rows (blockdev.compare_blockdev) compare by name and
     merge a device listed twice; these do not."""
     devices = truth.block_class
-    empty = _empty_disks(data, truth) if walk_skips_empty else set()
+    invisible = _invisible(data, truth)
     disks = [d.name for d in devices if d.type == "disk"]
     module = [b.name for b in data.bdev]
     memory = [b.name for b in truth.results.bdevs]
@@ -152,11 +193,15 @@ def compare_walks(data, truth, walk_skips_empty=False):
                Source.MEMORY: disk_listing(memory, disk, devices),
                Source.SYSFS: disk_listing(sysfs, disk, devices),
                Source.GDB_CLASS: disk_listing(gdb, disk, devices)}
-        if disk in empty:
-            ok = not row[Source.MODULE] and not row[Source.MEMORY]
-            values.append(Check("blockdev", f"{disk}/walk", row, ok, info={"skipped": SKIPPED}))
-            continue
         right = row[Source.GDB_CLASS] or []
+        info = _marks(disk, invisible, walk_skips_empty)
+        if disk in invisible:
+            # a walk of the visible disks that lists it, or of the class that skips it
+            info["confusions"] = invisible_confusions(invisible[disk], right, walk_skips_empty)
+        if walk_skips_empty and disk in invisible:
+            ok = not row[Source.MODULE] and not row[Source.MEMORY]
+            values.append(Check("blockdev", f"{disk}/walk", row, ok, info=info))
+            continue
         parts = [n for n, _ in partitions_of(disk, devices)]
         confusions = {
             # the disk's partition walk cut after its first partition
@@ -168,5 +213,14 @@ def compare_walks(data, truth, walk_skips_empty=False):
             FIRST_DISK: pair(right, right if k == 0 else [])}
         values.append(Check("blockdev", f"{disk}/walk", row,
                             len({tuple(v or ()) for v in row.values()}) == 1 and bool(right),
-                            info={"confusions": confusions}))
+                            info={**info, "confusions": {**info.get("confusions", {}),
+                                                         **confusions}}))
     return values
+
+
+def invisible_confusions(reasons, listing, skips, prefix=""):
+    """{confusion: [right, confused]} of an invisible disk's walk row, one per reason:
+    `skips` (a walk of the visible disks) right [], confused the disk's `listing` (gdb's);
+    else (a walk of the whole class) the reverse."""
+    names = {HIDDEN: INVISIBLE_HIDDEN, EMPTY: INVISIBLE_EMPTY}
+    return {prefix + names[r]: pair([], listing) if skips else pair(listing, []) for r in reasons}

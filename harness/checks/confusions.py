@@ -54,6 +54,15 @@ CONFUSIONS = {
         "the neighbour's element": "a partition's dev_t and size taken from the "
                                    "neighbouring partition of its disk",
         "only the first disk": "a walk of the block class that stops after its first disk",
+        # the guest test module's disks (harness/guest/assets/disks), on their <disk>/walk
+        # rows: in v2 (blk_walk_visible_disks()) listing one is the mistake, in the
+        # modes that walk the whole class skipping one is
+        "an invisible disk listed: hidden": "a hidden disk (GENHD_FL_HIDDEN) listed by a "
+                                            "walk of the visible disks (or skipped by a "
+                                            "walk of the whole block class)",
+        "an invisible disk listed: without capacity": "a disk without capacity listed by a "
+                                                      "walk of the visible disks (or skipped "
+                                                      "by a walk of the whole block class)",
     },
     # per event where one kind reads in several probes: a mix-up in one is not
     # told apart by the other's rows
@@ -107,6 +116,10 @@ CONFUSIONS = {
                                                "from its neighbouring partition",
         "block walk: only the first disk": "block statedump: a disk walk that stops after "
                                            "its first disk",
+        "block walk: an invisible disk listed: hidden": "block statedump: a hidden disk "
+                                                        "(GENHD_FL_HIDDEN) listed",
+        "block walk: an invisible disk listed: without capacity": "block statedump: a disk "
+                                                                  "without capacity listed",
         "a user address": "callstack_kernel: the callstack-user value at the same depth for "
                           "the kernel frame",
         "one frame more or less": "callstack_kernel shifted by a frame: the function one "

@@ -24,7 +24,9 @@ def scenario_prios(result):
 
 
 def blockdevs(result):
-    rows = result.of_kind("blockdev")
+    """The visible disks' rows: an invisible disk (hidden, or without capacity) is listed
+    by the class walk only, not by v2's blk_walk_visible_disks() (checks/blockdev.py)."""
+    rows = [c for c in result.of_kind("blockdev") if "invisible" not in c.info]
     return tuple(f"{c.key} {c.get(Source.MODULE)}" for c in rows) if rows else None
 
 

@@ -103,20 +103,23 @@ def _walk_listing(names, disk):
 
 
 def _blockdev(c, disks, mine, whole, walks=((), ())):
+    # a row the v2 walk skips (blockdev.SKIPPED: an invisible disk): drgn shows the
+    # device; the module's results in the vmcore must lack it, as its text does
+    skipped = "skipped" in c.info
     if c.key.endswith("/walk"):
         # blockdev.compare_walks' row: the names listed for one disk, duplicates kept
         disk = c.key[:-len("/walk")]
         got, m = (_walk_listing(names, disk) for names in walks)
-        return _with(c, {DRGN: got, DRGN_MEMORY: m}, got is not None and got == m ==
-                     c.get(MODULE))
+        return _with(c, {DRGN: got, DRGN_MEMORY: m}, got is not None and m is None if skipped
+                     else got is not None and got == m == c.get(MODULE))
     if c.key.endswith("/whole"):
         # blockdev.compare_blockdev_whole's row: module, sysfs, gdb's bd_partno;
         # drgn: is it its disk's part0
         got = whole.get(c.key[:-len("/whole")])
-        return _with(c, {DRGN: got}, got is not None and got == c.get(MODULE))
+        return _with(c, {DRGN: got}, got is not None and (skipped or got == c.get(MODULE)))
     got, m = disks.get(c.key), mine.get(c.key)
-    return _with(c, {DRGN: got, DRGN_MEMORY: m},
-                 got is not None and got == m == c.get(MODULE))
+    return _with(c, {DRGN: got, DRGN_MEMORY: m}, got is not None and m is None if skipped
+                 else got is not None and got == m == c.get(MODULE))
 
 
 def _writeback(c, drgn):

@@ -15,6 +15,10 @@ FIRST = "only the first element"
 ONE_MORE = "one element too many"
 NEIGHBOUR = "the neighbour's element"
 FIRST_DISK = "only the first disk"
+# A disk a walk of the visible disks must skip (blk_walk_visible_disks(), the block
+# statedump) listed, or one a walk of the whole block class must list skipped.
+INVISIBLE_HIDDEN = "an invisible disk listed: hidden"
+INVISIBLE_EMPTY = "an invisible disk listed: without capacity"
 
 
 def first_and_one_more(elements, extra, prefix=""):

@@ -118,9 +118,19 @@ class Bdev:
 class Sysblock:
     """/sys/class/block/<name> as the guest init reads it."""
     name: str
-    dev: str
+    dev: str                        # MAJOR:MINOR; "-": no `dev` (no dev_t: a hidden disk)
     sectors: int
     whole: int                      # 0 when it has a `partition` attribute
+    hidden: Optional[int] = None    # a disk's `hidden` attribute (GENHD_FL_HIDDEN)
+
+
+@dataclass(frozen=True)
+class Testdisk:
+    """A disk the guest test module ksymlab_disks added (its dmesg line, issue 43)."""
+    name: str
+    dev: str                        # MAJOR:MINOR of disk_devt()
+    hidden: int                     # GENHD_FL_HIDDEN set
+    sectors: int
 
 
 @dataclass(frozen=True)
@@ -329,6 +339,7 @@ KINDS = {
     "ptinfo": Ptinfo,
     "bdev": Bdev,
     "sysblock": Sysblock,
+    "testdisk": Testdisk,
     "writeback": Writeback,
     "dirtylimit": Dirtylimit,
     "frame": Frame,

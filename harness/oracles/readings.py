@@ -230,6 +230,11 @@ class BlockClassDevice:
     dev: str = _f(STR)              # device.devt as MAJOR:MINOR
     sectors: int = _f(INT)          # block_device.bd_nr_sectors (container of bd_device)
     partno: int = _f(INT)           # bdev_partno(): bd_partno (6.1), __bd_flags & 255 (6.12)
+    # a disk's gendisk.flags & GENHD_FL_HIDDEN (None: a partition, or an older reading)
+    hidden: Optional[int] = _f(optional(INT), default=None)
+    # block_device.bd_dev: dev but for a hidden disk, whose device has no devt (0:0) and
+    # whose part0 has one (block/genhd.c device_add_disk())
+    bd_dev: Optional[str] = _f(optional(STR), default=None)
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 from . import cache as cachemod
+from . import module as modulemod
 from .. import paths
 from .digest import file_digest
 from ..errors import HarnessError
@@ -23,6 +24,7 @@ APPLETS = ("sh", "mount", "insmod", "rmmod", "cat", "echo", "sleep", "renice", "
 GUEST_PROGRAMS = {"ustack.c": "/bin/ksymlab-ustack", "bench.c": "/bin/ksymlab-bench",
                   "bpf13.c": "/bin/ksymlab-bpf13", "sched.c": "/bin/ksymlab-sched",
                   "threads.c": "/bin/ksymlab-threads", "rtwrite.c": "/bin/ksymlab-rtwrite"}
+DISKS_GUEST_PATH = "/lib/modules/ksymlab_disks.ko"
 # Frame pointers everywhere, or the kernel's user stack walk stops early.
 GUEST_CFLAGS = ("-static", "-O1", "-fno-omit-frame-pointer", "-fno-optimize-sibling-calls",
                 "-Wall", "-Wextra", "-Werror")
@@ -115,6 +117,8 @@ def build(tree, module_ko, scenario, workdir, mode, cache, insmod_args="", stres
     params.write_text(params_text(tree.variant, mode, insmod_args, stress, bench))
     spec = workdir / "initramfs.list"
     programs = {guest: build_guest_program(src, cache) for src, guest in GUEST_PROGRAMS.items()}
+    # a hidden disk and a disk without capacity (issue 43): a guest test module
+    programs[DISKS_GUEST_PATH] = modulemod.build_disks(tree, cache)
     spec_text = cpio_spec(module_ko, scenario, params, programs)
     spec.write_text(spec_text)
     out = workdir / "initramfs.cpio"

@@ -14,6 +14,9 @@ KO_NAME = "ksymlab_probe.ko"
 # The guest test module with two handlers on one shared interrupt line (issue 43),
 # loaded by the LTTng guest: not the code under test, built the same way.
 SHIRQ_KO = "ksymlab_shirq.ko"
+# The guest test module with a hidden disk and a disk without capacity (issue 43),
+# loaded by both guests.
+DISKS_KO = "ksymlab_disks.ko"
 SOURCES = ("Kbuild", "*.c", "*.h")
 
 
@@ -67,3 +70,8 @@ def build(tree, mode, cache, src_dir=None, ko_name=KO_NAME):
 def build_shirq(tree, cache):
     """The shared-interrupt guest test module for `tree` (harness/guest/assets/shirq)."""
     return build(tree, "shirq", cache, paths.GUEST / "shirq", SHIRQ_KO)
+
+
+def build_disks(tree, cache):
+    """The hidden and empty disks' guest test module for `tree` (harness/guest/assets/disks)."""
+    return build(tree, "disks", cache, paths.GUEST / "disks", DISKS_KO)

@@ -11,7 +11,8 @@ from ...oracles.readings import INT, STR, _Bad, _f, _Parsed, list_of, optional, 
 
 END = "KSYMLAB-LTTNG-END"
 INTS = {"pid", "tgid", "pi_owner", "value", "deadline", "period", "depth", "ret", "idx", "ip",
-        "major", "minor", "added", "available", "irq", "loaded", "addr", "size"}
+        "major", "minor", "added", "available", "irq", "loaded", "addr", "size", "sectors",
+        "hidden"}
 
 
 def read(text):
@@ -82,9 +83,20 @@ class UstackWalk:
 
 @dataclass(frozen=True)
 class SysBlock:
-    """/sys/class/block/<name>/dev."""
+    """/sys/class/block/<name>: dev, size and (a disk's) hidden."""
     name: str = _f(STR)
-    dev: str = _f(STR)          # MAJOR:MINOR
+    dev: str = _f(STR)          # MAJOR:MINOR; "-": no `dev` (no dev_t: a hidden disk)
+    sectors: Optional[int] = _f(OPT_INT, default=None)
+    hidden: Optional[int] = _f(OPT_INT, default=None)     # GENHD_FL_HIDDEN; None: a partition
+
+
+@dataclass(frozen=True)
+class TestDisk:
+    """A disk the guest test module ksymlab_disks added (its dmesg line, issue 43)."""
+    name: str = _f(STR)
+    dev: str = _f(STR)          # MAJOR:MINOR of disk_devt()
+    hidden: int = _f(INT)
+    sectors: int = _f(INT)
 
 
 @dataclass(frozen=True)
@@ -189,6 +201,7 @@ class GuestData(_Parsed):
     partitions: Tuple[Partition, ...] = _kind(Partition)
     interrupts: Tuple[Interrupt, ...] = _kind(Interrupt)
     shirq: Tuple[SharedIrq, ...] = _kind(SharedIrq)
+    testdisk: Tuple[TestDisk, ...] = _kind(TestDisk)
     ftrace: Tuple[Ftrace, ...] = _kind(Ftrace)
     module: Tuple[Module, ...] = _kind(Module)
     ktext: Tuple[KText, ...] = _kind(KText)

@@ -5,7 +5,8 @@ element's row, one row per walk listing compares what the walk visited as a whol
 so a walk that stops after the first element of a level, or visits one too many,
 fails there; the audit reads each walk's confusions (checks/walks.py) on them."""
 
-from ...checks.blockdev import disk_listing, partition_disk, partitions_of
+from ...checks.blockdev import (disk_listing, disk_of, invisible_confusions, invisible_disks,
+                                partition_disk, partitions_of)
 from ...checks.confusions import pair
 from ...checks.walks import NEIGHBOUR, first_and_one_more, neighbour_of, walk_neighbours
 from ...model.results import Check
@@ -25,6 +26,17 @@ def _statedump_confusions(walk, walked, name):
     return out
 
 
+SKIPPED = "the statedump skips a disk without capacity or hidden, as /proc/partitions does"
+
+
+def invisible(ctx):
+    """{disk: [reasons]} of the disks sysfs (size, `hidden`) and gdb (bd_nr_sectors,
+    gendisk.flags) both call invisible: hidden, or without capacity (checks/blockdev.py)."""
+    walk = ctx.truth.block_class if ctx.truth else ()
+    return invisible_disks({b.name: (b.hidden, b.sectors) for b in ctx.guest.sysblock
+                            if b.hidden is not None}, walk)
+
+
 def block_rows(ctx):
     traced = {b.name: b.dev for b in ctx.summary.block}
     walk = ctx.truth.block_class if ctx.truth else ()
@@ -32,6 +44,7 @@ def block_rows(ctx):
     sysfs = {b.name: b.dev for b in ctx.guest.sysblock}
     parts = {p.name: f"{p.major}:{p.minor}" for p in ctx.guest.partitions}
     rule, present = ctx.expect("statedump_block"), bool(traced)
+    gone = invisible(ctx)
     rows = []
     if not sysfs:
         rows.append(Check("lttng", "blockdev/sysfs", {"sysfs": None}, False, {},
@@ -39,6 +52,12 @@ def block_rows(ctx):
     for name in sorted(set(sysfs) | set(traced) | set(parts) | set(walked)):
         sources = {"lttng statedump": traced.get(name), "sysfs": sysfs.get(name),
                    "/proc/partitions": parts.get(name), "gdb_class": walked.get(name)}
+        disk = name if name in gone else getattr(disk_of(name, walk), "name", None)
+        if disk in gone:            # skipped, by LTTng and /proc/partitions alike
+            rows.append(rule.row(f"blockdev/{name}", present,
+                                 name not in traced and name not in parts, sources,
+                                 {"skipped": SKIPPED, "invisible": ", ".join(gone[disk])}))
+            continue
         right = traced.get(name) == sysfs.get(name) == parts.get(name) == \
             walked.get(name) is not None
         rows.append(rule.row(f"blockdev/{name}", present, right, sources,
@@ -130,13 +149,16 @@ def block_walk_rows(ctx):
                   "/proc/partitions": [p.name for p in ctx.guest.partitions]}
     disks = [d for d in walk if d.type == "disk"]
     rule, present = ctx.expect("statedump_block"), bool(traced)
+    gone = invisible(ctx)
     rows = []
     for k, d in enumerate(disks):
         sources = {s: disk_listing(names, d.name, walk) or [] for s, names in sources_of.items()}
-        if d.sectors == 0:          # skipped, by LTTng and /proc/partitions alike
+        if d.name in gone:          # skipped, by LTTng and /proc/partitions alike
             right = not sources["lttng statedump"] and not sources["/proc/partitions"]
-            rows.append(rule.row(f"blockdev/{d.name}/walk", present, right, sources,
-                                 {"skipped": "a disk without capacity"}))
+            rows.append(rule.row(f"blockdev/{d.name}/walk", present, right, sources, {
+                "skipped": SKIPPED, "invisible": ", ".join(gone[d.name]),
+                "confusions": invisible_confusions(gone[d.name], sources["gdb_class"], True,
+                                                   BLOCK_WALK)}))
             continue
         listing = sources["gdb_class"]
         parts = [n for n in listing if n != d.name]

@@ -93,6 +93,8 @@ def build(tree, build_dir, userspace, scenario, workdir, cache, variant, series,
     programs = {g: base.build_guest_program(src, cache) for src, g in PROGRAMS.items()}
     # two handlers on one shared interrupt line for the interrupt statedump (issue 43)
     programs[SHIRQ_GUEST_PATH] = modulemod.build_shirq(tree, cache)
+    # a hidden disk and a disk without capacity for the block statedump (issue 43)
+    programs[base.DISKS_GUEST_PATH] = modulemod.build_disks(tree, cache)
     text = spec(build_dir, userspace, scenario, params, programs)
     return pack(text, tree, cache, workdir / "lttng-initramfs", variant)
 

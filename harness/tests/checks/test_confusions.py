@@ -109,12 +109,15 @@ def test_the_report_lists_each_weak_confusion_with_the_rows_that_could_not_tell(
     strong["7"].update(policy=1, rt_priority=10)
     md = "\n".join(confusions_md.markdown(report_of(strong)))
     assert "weak on exports: prio" not in md and "| prio | normal_prio | 1/2 |" in md
-    # the fixture's one zone, one snapshot and one disk with one partition leave
-    # these (the guest's state does not); pid 7's policy now differs from its leader's
+    # the fixture's one zone, one snapshot and one disk with one partition, and no
+    # hidden or empty disk, leave these (the guest's state does not); pid 7's policy
+    # now differs from its leader's
     assert {(a["kind"], a["confusion"]) for _, a in confusions.weak(report_of(strong))} == {
         ("migratetype", "another zone's count"), ("snapshot", "the other snapshot's sequence"),
         ("blockdev", "only the first element"), ("blockdev", "only the first disk"),
-        ("blockdev", "the neighbour's element")}
+        ("blockdev", "the neighbour's element"),
+        ("blockdev", "an invisible disk listed: hidden"),
+        ("blockdev", "an invisible disk listed: without capacity")}
     assert confusions_md.markdown({"variants": {}}) == []
     # without a skip bit anywhere, a mask that keeps it cannot be caught
     md = "\n".join(confusions_md.markdown(report_of(strong, TRUTH["pageblocks"])))

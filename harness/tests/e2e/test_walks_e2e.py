@@ -11,7 +11,11 @@ pytestmark = pytest.mark.e2e
 VARIANTS = ("exports", "kallsyms", "stock", "bpf13")
 LISTINGS = {"ram0/walk": ["ram0", "ram0p1", "ram0p2"], "ram1/walk": ["ram1"],
             "ram2/walk": ["ram2", "ram2p1", "ram2p2", "ram2p3"],
-            "ram3/walk": ["ram3", "ram3p1", "ram3p2"]}
+            "ram3/walk": ["ram3", "ram3p1", "ram3p2"],
+            # the guest test module's disks (harness/guest/assets/disks), which these
+            # variants' walk of the whole block class lists
+            "ksymhide/walk": ["ksymhide"], "ksymempty/walk": ["ksymempty"]}
+INVISIBLE = {"ksymhide": "hidden", "ksymempty": "without capacity"}
 
 
 def _variant(default_run, name):
@@ -33,6 +37,24 @@ def test_every_disk_is_one_listing_row_and_every_walk_confusion_is_told(default_
     assert told[("prio", "prio derived from rt_priority")] > 0
 
 
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_the_class_walk_lists_the_hidden_and_the_empty_disk(default_run, variant):
+    v = _variant(default_run, variant)
+    rows = {x["key"]: x for x in v["values"] if x["kind"] == "blockdev"}
+    for disk, why in INVISIBLE.items():
+        for key in (disk, f"{disk}/whole", f"{disk}/walk"):
+            assert rows[key]["agree"] and rows[key]["info"]["invisible"] == why, key
+            assert "skipped" not in rows[key]["info"], key
+        assert rows[f"{disk}/walk"]["sources"]["module"] == [disk]
+    # the hidden disk's device has no dev_t: no `dev` in sysfs, bd_dev in gdb
+    assert rows["ksymhide"]["sources"]["sysfs"] == "- 16384"
+    assert rows["ksymhide"]["sources"]["module"] == rows["ksymhide"]["sources"]["gdb_class"]
+    assert rows["ksymempty"]["sources"]["module"].endswith(" 0")
+    told = {(a["kind"], a["confusion"]): a["telling"] for a in v["confusions"]}
+    assert told[("blockdev", "an invisible disk listed: hidden")] == 1
+    assert told[("blockdev", "an invisible disk listed: without capacity")] == 1
+
+
 @pytest.mark.parametrize("variant", ("exports", "stock"))
 def test_the_lttng_statedump_walks_an_interrupt_of_two_handlers(default_run, variant):
     v = _variant(default_run, variant)
@@ -44,6 +66,22 @@ def test_the_lttng_statedump_walks_an_interrupt_of_two_handlers(default_run, var
     assert told["irq walk: only the first element"] > 0
     assert told["setpoint with the limit and thresh swapped"] > 0
     assert rows["writeback/bdp-setpoint-at-stop"]["agree"]
+
+
+@pytest.mark.parametrize("variant", ("exports", "stock"))
+def test_the_lttng_statedump_skips_the_hidden_and_the_empty_disk(default_run, variant):
+    v = _variant(default_run, variant)
+    rows = {x["key"]: x for x in v["values"] if x["kind"] == "lttng"}
+    for disk, why in INVISIBLE.items():
+        for key in (f"blockdev/{disk}", f"blockdev/{disk}/walk"):
+            assert rows[key]["agree"] and rows[key]["info"]["invisible"] == why, key
+            assert rows[key]["info"]["skipped"], key
+        walk = rows[f"blockdev/{disk}/walk"]["sources"]
+        assert walk["lttng statedump"] == [] and walk["/proc/partitions"] == []
+        assert walk["gdb_class"] == walk["sysfs"] == [disk]
+    told = {a["confusion"]: a["telling"] for a in v["confusions"] if a["kind"] == "lttng"}
+    assert told["block walk: an invisible disk listed: hidden"] == 1
+    assert told["block walk: an invisible disk listed: without capacity"] == 1
 
 
 @pytest.mark.parametrize("variant", ("exports", "stock"))

@@ -67,3 +67,56 @@ def test_a_walk_that_stops_after_the_first_handler_or_lists_a_disk_twice_fails()
     short["block"].pop()                                    # ram0p2 missed
     assert {"blockdev/ram0/walk", "blockdev/ram0p2"} <= set(
         failing(rows(short, text=text, truth=truth)))
+
+
+HIDE = {"name": "ksymhide", "type": "disk", "dev": "0:0", "bd_dev": "259:2", "sectors": 16384,
+        "partno": 0, "hidden": 1}
+EMPTY = {"name": "ksymempty", "type": "disk", "dev": "259:3", "bd_dev": "259:3", "sectors": 0,
+         "partno": 0, "hidden": 0}
+INVISIBLE_SYSFS = ("sysblock name=ksymhide dev=- sectors=16384 hidden=1\n"
+                   "sysblock name=ksymempty dev=259:3 sectors=0 hidden=0\n")
+
+
+def invisible_disks(sysfs=INVISIBLE_SYSFS, hide=HIDE):
+    """The guest test module's hidden and empty disks in sysfs and gdb's walk, not in
+    /proc/partitions: LTTng's statedump must skip both (issue 43)."""
+    truth = copy.deepcopy(TRUTH)
+    truth["block_class"] += [dict(hide), dict(EMPTY)]
+    return truth, GUEST_TEXT.replace("KSYMLAB-LTTNG-END", sysfs + "KSYMLAB-LTTNG-END")
+
+
+def test_the_statedump_skips_a_hidden_and_an_empty_disk():
+    truth, text = invisible_disks()
+    got = rows(text=text, truth=truth)
+    assert failing(got) == []
+    for key in ("blockdev/ksymhide", "blockdev/ksymhide/walk", "blockdev/ksymempty/walk"):
+        assert got[key].info["skipped"].startswith("the statedump skips"), key
+    assert got["blockdev/ksymhide/walk"].info["invisible"] == "hidden"
+    a = audit(got)
+    for name in ("block walk: an invisible disk listed: hidden",
+                 "block walk: an invisible disk listed: without capacity"):
+        assert a[name].rows == 1 and not a[name].weak, name
+
+
+def test_a_statedump_that_lists_an_invisible_disk_fails():
+    truth, text = invisible_disks()
+    # the stock port without `get_capacity(disk) == 0 ||` (mutant lttng-statedump-lists-empty-disk)
+    empty = copy.deepcopy(SUMMARY)
+    empty["block"].append({"name": "ksymempty", "dev": "259:3"})
+    assert failing(rows(empty, text=text, truth=truth)) == ["blockdev/ksymempty",
+                                                            "blockdev/ksymempty/walk"]
+    hidden = copy.deepcopy(SUMMARY)
+    hidden["block"].append({"name": "ksymhide", "dev": "259:2"})
+    assert failing(rows(hidden, text=text, truth=truth)) == ["blockdev/ksymhide",
+                                                             "blockdev/ksymhide/walk"]
+
+
+def test_a_disk_is_invisible_only_by_both_oracles():
+    # gdb reads the hidden bit, sysfs says visible: the statedump must list it
+    truth, text = invisible_disks(INVISIBLE_SYSFS.replace("hidden=1", "hidden=0"))
+    assert "blockdev/ksymhide/walk" in failing(rows(text=text, truth=truth))
+    # sysfs says hidden, gdb does not
+    truth, text = invisible_disks(hide=dict(HIDE, hidden=0))
+    got = rows(text=text, truth=truth)
+    assert "blockdev/ksymhide/walk" in failing(got)
+    assert "skipped" not in got["blockdev/ksymhide/walk"].info
