@@ -33,6 +33,11 @@ PACKAGES = {
     "libpython3.11-minimal": PYLIB,
     "libpython3.11-stdlib": PYLIB,
     "python3-babeltrace": PYLIB,
+    # lttng-ust (tools.py builds with it): the test apps link liblttng-ust, the
+    # daemons liblttng-ust-ctl; liblttng-ust dlopens its -tracepoint and helper
+    # libraries and scripts preload -fork, -dl...: whole packages, not the closure
+    **{p: ("/usr/lib/x86_64-linux-gnu/",)
+       for p in ("liblttng-ust1", "liblttng-ust-ctl5", "liblttng-ust-common1")},
 }
 # The tree's files the tests use besides tests/: its programs and schemas.
 TREE_FILES = ("src/bin/lttng/lttng", "src/bin/lttng-sessiond/lttng-sessiond",

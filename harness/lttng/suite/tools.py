@@ -3,8 +3,13 @@
 The tests run the binaries of the build tree they belong to
 ($TESTDIR/../src/bin/...) and the test programs built beside them, so the
 suite needs a build of the whole tree, not Debian's binary package. It is
-configured without lttng-ust (the kernel tests do not use it) and its programs
-are linked with libtool's -no-install, so that each is an ELF file rather than
+built as LTTng's CI builds the tree whose tests it runs: with lttng-ust
+(bookworm's liblttng-ust-dev; without it tests/regression/kernel is not even
+in the test list, and test_valid_filter bails out on its UST half before its
+kernel points). The release is Debian 12's 2.13.9 with
+patches/lttng-tools/suite.series, each an upstream commit: 2.13.12's relay
+daemon fixes the live tests wait on (883b91c5a, 5d2369e39) and master's 10
+snapshot rounds (2250e6894); trixie's 2.13.15 is not in the archive's pool. Its programs are linked with libtool's -no-install, so that each is an ELF file rather than
 a libtool wrapper naming this host's build path (the libraries it needs, the
 tree's own liblttng-ctl among them, go into the guest's /lib; rootfs.py).
 Shared libraries stay on: a test program needs one (userspace-probe-elf-binary's
@@ -16,20 +21,23 @@ import shutil
 import time
 from pathlib import Path
 
+from ... import paths
 from ...prepare import cache as cachemod
 from ...errors import HarnessError
 from ...proc import discard, run_logged
 from ...progress import say
 from ...prepare.pins import Pin
 from ..supply.archive import source
+from ..supply.modbuild import series
 from .rootfs import is_elf
 
-# Debian 12's lttng-tools source (the userspace the LTTng boots run), checksums
-# from bookworm's Sources index; the pin is the upstream tarball's sha256.
+# Debian 12's lttng-tools source, checksums from bookworm's Sources index; the pin
+# is the upstream tarball's sha256. It drives 2.13.9's and 2.13.18's modules alike.
 TOOLS = Pin("ltt-control", "2.13.9-1+deb12u1",
             "8d94dc95b608cf70216b01203a3f8242b97a232db2e23421a2f43708da08f337",
             suite="bookworm")
-CONFIGURE = ("--without-lttng-ust", "--disable-man-pages", "--prefix=/usr")
+CONFIGURE = ("--with-lttng-ust", "--disable-man-pages", "--prefix=/usr")
+SERIES = "suite"            # patches/lttng-tools/suite.series
 MAKE = ("-j2", "LDFLAGS=-no-install")
 # What the guest runs, each checked to be an ELF file after the build.
 PROGRAMS = ("src/bin/lttng/lttng", "src/bin/lttng-sessiond/lttng-sessiond",
@@ -38,10 +46,22 @@ LAYOUT_VERSION = "2"
 KIND = "lttng/tools"        # its kind in the build cache (prepare/cachelayout.py)
 
 
-def key():
+def patches_root():
+    """patches/lttng-tools under the patch root (KSYMLAB_PATCHES overrides it)."""
+    return paths.patches_root() / "lttng-tools"
+
+
+def patches(root=None):
+    """The patch files of the suite's series, in order."""
+    return series(SERIES, root or patches_root())
+
+
+def key(root=None):
     h = hashlib.sha256(f"{TOOLS.spec}\0{TOOLS.sha256}\0{' '.join(CONFIGURE)}\0"
                        f"{' '.join(MAKE)}\0"
                        f"layout={LAYOUT_VERSION}".encode())
+    for p in patches(root):
+        h.update(b"\0" + p.name.encode() + b"\0" + p.read_bytes())
     return h.hexdigest()[:20]
 
 
@@ -68,6 +88,10 @@ def build(cache):
         (top,) = [d for d in (out / "unpack").iterdir() if d.is_dir()]
         top.rename(out / "tree")
         tree = out / "tree"
+        for p in patches():
+            say("suite", f"lttng-tools: applying {p.name}")
+            run_logged("suite", ["patch", "-p1", "--forward", "--batch", "-i", str(p)], log,
+                       cwd=tree)
         t0 = time.monotonic()
         say("suite", f"configuring and building lttng-tools {TOOLS.version} in {tree}")
         run_logged("suite", ["./configure", *CONFIGURE], log, cwd=tree)
