@@ -111,7 +111,7 @@ class QemuSession:
             s.close()
 
     def __init__(self, tree, initrd, workdir, *, boot_timeout, hang_timeout, kvm=False,
-                 append="", memory=None, icount=False, kaslr=False, extra_args=(),
+                 append="", memory=None, cpus=1, icount=False, kaslr=False, extra_args=(),
                  console_log=None, data_log=None):
         """The timeouts have no default here: RunOptions holds them (options.py).
         console_log and data_log default to console.log and data.log in `workdir`."""
@@ -121,6 +121,7 @@ class QemuSession:
         self.want_kvm = kvm
         self.extra_append = append
         self.memory = memory or (KASLR_MEMORY if kaslr else "512M")
+        self.cpus = cpus        # -smp: a kernel without CONFIG_SMP brings up the first only
         self.boot_timeout = boot_timeout
         self.hang_timeout = hang_timeout
         self.child = None
@@ -200,7 +201,7 @@ class QemuSession:
     def argv(self):
         return [
             "qemu-system-x86_64", "-nodefaults", "-display", "none", "-no-reboot",
-            "-accel", self.accel, "-m", self.memory, "-smp", "1",
+            "-accel", self.accel, "-m", self.memory, "-smp", str(self.cpus),
             "-kernel", str(self.tree.bzimage), "-initrd", str(self.initrd),
             "-append", self.kernel_append(),
         ] + self.console_args() + self.gdbstub_args() + self.vmcoreinfo_args() + \

@@ -22,7 +22,10 @@ from . import tap
 
 INIT = paths.GUEST / "lttng-suite-init"
 APPLETS = ("sh", "mount", "stty", "reboot", "ifconfig", "sleep", "echo", "cat", "mkdir")
-MEMORY = "2048M"        # ~150 MB of initramfs unpacked, traces, tmpfs
+# As LTTng's CI's test guests: 2 vCPUs, 4 GiB (~150 MB of initramfs unpacked,
+# traces and tmpfs need less; the per-CPU ring buffers of an SMP guest more)
+MEMORY = "4096M"
+CPUS = 2
 BEGIN, END = "KSYMLAB-SUITE-BEGIN", "KSYMLAB-SUITE-END"
 DONE = "KSYMLAB-SUITE-DONE"
 RESTARTS = 6         # a full suite on 2.13.9 faults 3-4 times (docs/lttng.md)
@@ -125,7 +128,7 @@ def run(tree, initrd_for, scripts, vdir, opts, timeout):
         initrd = initrd_for(left, n)
         say("suite", f"{tree.variant}: guest {n}, {len(left)} script(s), {timeout} s each")
         vm = QemuSession(tree, initrd, vdir, kvm=opts.kvm, append=APPEND, memory=MEMORY,
-                         boot_timeout=len(left) * (timeout + 15) + GRACE,
+                         cpus=CPUS, boot_timeout=len(left) * (timeout + 15) + GRACE,
                          hang_timeout=opts.hang_timeout,
                          console_log=vdir / f"suite-console-{n}.log",
                          data_log=vdir / f"suite-data-{n}.log",
