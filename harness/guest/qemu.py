@@ -62,12 +62,16 @@ VMCOREINFO_APPEND = "qemu_fw_cfg.ioport=12@0x510:0:1:4"
 # the disks and of a disk's partitions visit more than one element.
 RAMDISK_APPEND = "brd.rd_nr=4 brd.rd_size=16384 brd.max_part=4"
 
-# Console patterns that end a boot early, in the order they are checked.
+# Console patterns that end a boot early, in the order they are checked. An oops or
+# a warning is matched once its line has ended (more lines always follow): matched on
+# the first bytes the console gave, the line was cut ("BUG: kernel NULL poi"). A
+# panic may be the last thing a guest prints (panic=-1 resets at once): no wait.
 FAULTS = [
     ("panic", r"Kernel panic - not syncing[^\r\n]*"),
     # not "traps: prog[pid] general protection fault ip:...": a user program's fault
-    ("oops", r"(?:BUG: [^\r\n]*|Oops: [^\r\n]*|general protection fault(?! ip:)[^\r\n]*)"),
-    ("warning", r"WARNING: [^\r\n]*"),
+    ("oops", r"(?:BUG: [^\r\n]*|Oops: [^\r\n]*|general protection fault(?! ip:)[^\r\n]*)"
+             r"(?=[\r\n])"),
+    ("warning", r"WARNING: [^\r\n]*(?=[\r\n])"),
     ("guest", r"KSYMLAB-ERROR[^\r\n]*"),
 ]
 
