@@ -116,7 +116,7 @@ class QemuSession:
 
     def __init__(self, tree, initrd, workdir, *, boot_timeout, hang_timeout, kvm=False,
                  append="", memory=None, cpus=1, icount=False, kaslr=False, extra_args=(),
-                 console_log=None, data_log=None):
+                 console_log=None, data_log=None, on_hang=None):
         """The timeouts have no default here: RunOptions holds them (options.py).
         console_log and data_log default to console.log and data.log in `workdir`."""
         self.tree = tree
@@ -139,6 +139,10 @@ class QemuSession:
         self.kaslr = kaslr
         # More QEMU arguments (the LTTng boot's third serial port).
         self.extra_args = tuple(extra_args)
+        # on_hang(session, n) -> a line: what the silent guest was doing, read while
+        # it still runs (harness/oracles/hang.py); joined to the hang's message.
+        self.on_hang = on_hang
+        self.hangs = 0
 
     @property
     def gdb_socket(self):
@@ -311,8 +315,16 @@ class QemuSession:
                 continue
             if time.monotonic() < deadline:
                 raise HarnessError("hang", f"{self.tree.variant}: no console output for "
-                                   f"{self.hang_timeout} s ({phase})", self.console_log,
-                                   self._excerpt(lines=24))
+                                   f"{self.hang_timeout} s ({phase}){self._why_silent()}",
+                                   self.console_log, self._excerpt(lines=24))
+
+    def _why_silent(self):
+        """The on_hang line, as the hang message's tail ("" without a hook)."""
+        if self.on_hang is None:
+            return ""
+        self.hangs += 1
+        say("boot", f"{self.tree.variant}: silent guest: reading its vCPUs and tasks with gdb")
+        return f"; {self.on_hang(self, self.hangs)}"
 
     def _rebooted(self):
         """Did the guest reset? With -no-reboot QEMU exits 0 on a reset, so after the

@@ -15,6 +15,7 @@ from ...prepare import initramfs as base
 from ...errors import HarnessError
 from ...guest.qemu import QemuSession, serial_file_args
 from ...guest.tsc import clocksource
+from ...oracles import hang
 from ...progress import say
 from ..supply import image
 from ..boot.session import APPEND
@@ -132,7 +133,9 @@ def run(tree, initrd_for, scripts, vdir, opts, timeout):
                          hang_timeout=opts.hang_timeout,
                          console_log=vdir / f"suite-console-{n}.log",
                          data_log=vdir / f"suite-data-{n}.log",
-                         extra_args=serial_file_args(tap_log))
+                         extra_args=serial_file_args(tap_log),
+                         on_hang=lambda s, _k, n=n: hang.read(tree, s.gdb_socket,
+                                                              vdir / f"suite-hang-{n}.json"))
         fault = None
         t0 = time.monotonic()
         try:
