@@ -62,10 +62,9 @@ VMCOREINFO_APPEND = "qemu_fw_cfg.ioport=12@0x510:0:1:4"
 # the disks and of a disk's partitions visit more than one element.
 RAMDISK_APPEND = "brd.rd_nr=4 brd.rd_size=16384 brd.max_part=4"
 
-# Console patterns that end a boot early, in the order they are checked. An oops or
-# a warning is matched once its line has ended (more lines always follow): matched on
-# the first bytes the console gave, the line was cut ("BUG: kernel NULL poi"). A
-# panic may be the last thing a guest prints (panic=-1 resets at once): no wait.
+# Console patterns that end a boot early, in the order they are checked. An oops or a
+# warning only once its line has ended ("BUG: kernel NULL poi" was reported); not a
+# panic, which may be the last thing a guest prints (panic=-1 resets at once).
 FAULTS = [
     ("panic", r"Kernel panic - not syncing[^\r\n]*"),
     # not "traps: prog[pid] general protection fault ip:...": a user program's fault
@@ -77,9 +76,8 @@ FAULTS = [
 
 
 def quote_optarg(value):
-    """A value inside a QEMU option string (`-chardev socket,...,path=VALUE`): QEMU's
-    option parser (util/qemu-option.c get_opt_value) ends a value at a comma and
-    reads ",," as one comma (virtme-ng's quote_optarg)."""
+    """A value inside a QEMU option string (`-chardev socket,...,path=VALUE`): QEMU's option
+    parser (util/qemu-option.c get_opt_value) ends it at a comma, reads ",," as one comma."""
     return str(value).replace(",", ",,")
 
 
@@ -139,10 +137,8 @@ class QemuSession:
         self.kaslr = kaslr
         # More QEMU arguments (the LTTng boot's third serial port).
         self.extra_args = tuple(extra_args)
-        # on_hang(session, n) -> a line: what the silent guest was doing, read while
-        # it still runs (harness/oracles/hang.py); joined to the hang's message.
+        # on_hang(session) -> a line joined to the hang's message (oracles/hang.py)
         self.on_hang = on_hang
-        self.hangs = 0
 
     @property
     def gdb_socket(self):
@@ -278,10 +274,14 @@ class QemuSession:
             pass
         self._log.flush()
 
-    def expect_marker(self, marker, phase):
+    def expect_marker(self, marker, phase, alive=None):
         """Wait for `marker`, matched literally (a suite marker holds a script's path,
-        which may hold regex metacharacters); classify anything else as a fault and raise."""
+        which may hold regex metacharacters); classify anything else as a fault and raise.
+        A line `alive` (literal) restarts the hang timer (pexpect's timeout is for a
+        pattern, not for output: alive lines alone were a "hang")."""
         patterns = [re.escape(marker)] + [p for _, p in FAULTS] + [pexpect.EOF, pexpect.TIMEOUT]
+        if alive:
+            patterns.append(re.escape(alive))
         deadline = self.started + self.boot_timeout
         while True:
             left = deadline - time.monotonic()
@@ -293,6 +293,8 @@ class QemuSession:
             i = self.child.expect(patterns, timeout=wait)
             if i == 0:
                 return
+            if alive and i == len(patterns) - 1:
+                continue
             if i <= len(FAULTS):
                 kind = FAULTS[i - 1][0]
                 what = self.child.after.strip()
@@ -319,12 +321,11 @@ class QemuSession:
                                    self.console_log, self._excerpt(lines=24))
 
     def _why_silent(self):
-        """The on_hang line, as the hang message's tail ("" without a hook)."""
+        """The on_hang line as the hang message's tail."""
         if self.on_hang is None:
             return ""
-        self.hangs += 1
         say("boot", f"{self.tree.variant}: silent guest: reading its vCPUs and tasks with gdb")
-        return f"; {self.on_hang(self, self.hangs)}"
+        return f"; {self.on_hang(self)}"
 
     def _rebooted(self):
         """Did the guest reset? With -no-reboot QEMU exits 0 on a reset, so after the

@@ -265,3 +265,29 @@ def classify_marker(tmp_path, script, marker):
     with pytest.raises(HarnessError) as e:
         wait_marker(tmp_path, script, marker)
     return e.value
+
+
+ALIVE_SCRIPT = ("for i in 1 2 3 4 5 6; do sleep 0.5; echo KSYMLAB-SUITE-ALIVE; done; "
+                "echo 'KSYMLAB-SUITE-RC kernel/test_slow rc=0'; sleep 30")
+
+
+def test_alive_lines_keep_a_slow_script_from_being_a_hang(tmp_path):
+    # 3 s to the marker, hang timeout 1 s, an alive line every 0.5 s: not silent
+    with FakeGuest(ALIVE_SCRIPT, tmp_path, hang_timeout=1, boot_timeout=20) as g:
+        g.expect_marker("KSYMLAB-SUITE-RC kernel/test_slow ", "suite", alive="KSYMLAB-SUITE-ALIVE")
+
+
+def test_without_the_alive_pattern_the_same_guest_is_a_hang(tmp_path):
+    # what every suite guest got before: only the marker and the faults were patterns
+    with pytest.raises(HarnessError) as e:
+        with FakeGuest(ALIVE_SCRIPT, tmp_path, hang_timeout=1, boot_timeout=20) as g:
+            g.expect_marker("KSYMLAB-SUITE-RC kernel/test_slow ", "suite")
+    assert e.value.step == "hang"
+
+
+def test_alive_lines_do_not_hide_a_real_silence(tmp_path):
+    script = "echo KSYMLAB-SUITE-ALIVE; sleep 30"
+    with pytest.raises(HarnessError) as e:
+        with FakeGuest(script, tmp_path, hang_timeout=1, boot_timeout=20) as g:
+            g.expect_marker("KSYMLAB-SUITE-RC x ", "suite", alive="KSYMLAB-SUITE-ALIVE")
+    assert e.value.step == "hang"
