@@ -26,6 +26,22 @@ def test_kernel_scripts_are_the_kernel_folder_and_the_tools_tests_that_drive_the
         "regression/tools/tracker/test_event_tracker"]
 
 
+def test_the_root_lists_lttng_ci_runs_after_make_check_add_their_kernel_scripts(tmp_path):
+    t = tmp_path / "tests"
+    _script(t / "regression" / "kernel" / "test_event_basic", "#!/bin/bash\nlttng -k\n")
+    _script(t / "destructive" / "metadata-regeneration",
+            "#!/bin/bash\nfunction test_kernel_local\n{\n lttng_enable_kernel_event\n}\n")
+    _script(t / "regression" / "tools" / "streaming" / "test_high_throughput_limits",
+            "#!/bin/bash\nenable_ust_lttng_event_ok\n")
+    (t / "root_regression").write_text("regression/tools/streaming/test_high_throughput_limits\n")
+    (t / "root_destructive_tests").write_text("destructive/metadata-regeneration\n")
+    # the UST-only root test is no kernel script; the kernel one is, though not test_*
+    assert scripts.kernel_scripts(tmp_path) == [
+        "regression/kernel/test_event_basic", "destructive/metadata-regeneration"]
+    (t / "root_destructive_tests").unlink()
+    assert scripts.kernel_scripts(tmp_path) == ["regression/kernel/test_event_basic"]
+
+
 PORT_1 = """\
 KSYMLAB-SUITE-BEGIN regression/kernel/test_a
 1..2
