@@ -5,7 +5,8 @@ its failed step, VariantResult.verdict), then the rules across variants: every
 seed's claim holds where it is carried (checks/seeds.py), what must be identical
 across variants is (checks/crossvariant.py), and no point of lttng-tools' suite
 that passes on the line's stock is lost on another variant (lttng/suite/compare.py,
-with its retries). The run passes when every rule does; its exit status is the
+with its retries), and a stock variant that ran the whole suite sees enough of it
+(98 % pass, every other point with a cause: lttng/suite/causes.py). The run passes when every rule does; its exit status is the
 first failed step's (in the order asked for), else 0 or 1 (errors.EXIT). The
 report writers (report/assemble.py) render the RunVerdict; they decide nothing.
 """
@@ -42,9 +43,9 @@ class RunVerdict:
         return None if e is None else HarnessError(e.step, e.message, e.log)
 
 
-def decide(variants, seed_rows=(), across=(), suite_rows=()):
-    """(Verdict, reasons) from each variant's verdict ({name: Verdict or "pass"/"fail"})
-    and the rows of the three cross-variant rules."""
+def decide(variants, seed_rows=(), across=(), suite_rows=(), suite_coverage=()):
+    """(Verdict, reasons) from each variant's verdict ({name: Verdict or "pass"/"fail"}),
+    the rows of the three cross-variant rules and the suite coverage rule's lines."""
     reasons = [] if variants else ["no variant ran"]
     reasons += [f"seed {r['seed']}: its claim does not hold" for r in seed_rows
                 if r["holds"] is False]
@@ -52,6 +53,7 @@ def decide(variants, seed_rows=(), across=(), suite_rows=()):
                 if r["flagged"]]
     reasons += [f"lttng-suite: {r['variant']}: {r['point']} lost against {r['baseline']}"
                 for r in suite_rows if r["flagged"]]
+    reasons += list(suite_coverage)
     reasons += [f"variant {n}: {Verdict(v).value}" for n, v in variants.items()
                 if Verdict(v) is not Verdict.PASS]
     return (Verdict.FAIL if reasons else Verdict.PASS), tuple(reasons)
@@ -63,9 +65,11 @@ def judge(results, order) -> RunVerdict:
     results = {n: results[n] for n in order if n in results}
     seed_rows = tuple(seeds.evaluate(results))
     across = tuple(crossvariant.compare(results))
-    suite_rows = tuple(suitecompare.regressions({n: r.to_json() for n, r in results.items()}))
+    as_json = {n: r.to_json() for n, r in results.items()}
+    suite_rows = tuple(suitecompare.regressions(as_json))
+    coverage = tuple(suitecompare.coverage_reasons(as_json))
     variants = {n: Verdict(r.verdict) for n, r in results.items()}
-    verdict, reasons = decide(variants, seed_rows, across, suite_rows)
+    verdict, reasons = decide(variants, seed_rows, across, suite_rows, coverage)
     first_error = next((r.error for r in results.values() if r.error is not None), None)
     if first_error is not None:
         status = first_error.exit_status

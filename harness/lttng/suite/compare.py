@@ -26,6 +26,7 @@ from typing import Optional
 
 from ..rows.coverage import Feature
 from . import entry
+from .causes import MIN_RATE
 from .entry import NOT_RUN
 from .tap import PointStatus, SuitePoint
 
@@ -230,3 +231,23 @@ def first_rows(suites):
 def first_pass(variants):
     """report.json's variants' first_rows, as JSON."""
     return [r.to_json() for r in first_rows(entry.read(variants))]
+
+
+def coverage_reasons(variants):
+    """Why the run fails on how much of the suite a stock variant's judge sees: each
+    stock variant (role) that ran the whole suite (nothing left unselected, no failed
+    step) must pass at least causes.MIN_RATE of its planned points, and every point
+    it does not pass must have a cause (causes.toml). One line per failure."""
+    out = []
+    for name, v in variants.items():
+        s = v.get("lttng_suite") or {}
+        c = s.get("coverage")
+        if v.get("role") != "stock" or not c or s.get("error") or s.get("not_selected"):
+            continue
+        if c["rate"] < MIN_RATE:
+            out.append(f"lttng-suite: {name}: {c['passed']}/{c['planned']} points pass "
+                       f"({c['rate']:.1%}), under {MIN_RATE:.0%}")
+        if c["no_cause"]:
+            out.append(f"lttng-suite: {name}: {c['no_cause']} point(s) that do not pass "
+                       "have no cause (harness/lttng/suite/causes.toml)")
+    return out

@@ -4,8 +4,9 @@ lttng-tools 2.13.9's tests (tools.py: built on the host from Debian's source),
 run in guests of the variant's kernel with the LTTng modules of its LTTng boot
 (guest.py), every TAP point read (tap.py). The result is report.json's
 `lttng_suite.<variant>`: the LTTng release and kernel, and every point as
-{name, result, reason}; a step that fails (no source, a failed build) is one
-failed point naming it, and the rest of the report is kept."""
+{name, result, reason} (a point that does not pass also its `cause`, causes.py);
+a step that fails (no source, a failed build) is one failed point naming it, and
+the rest of the report is kept."""
 
 import time
 from pathlib import Path
@@ -14,7 +15,7 @@ from ...errors import HarnessError
 from ...progress import say
 from ..supply import image
 from ..supply.modbuild import kernel_release
-from . import guest, rootfs, scripts, tap, tools
+from . import causes, guest, rootfs, scripts, tap, tools
 
 DEFAULT_TIMEOUT = 300       # seconds per script in the guest (`timeout -k 10`)
 
@@ -73,6 +74,7 @@ def run_suite(variant, tree, lttng_build_dir, vdir, opts, timeout=DEFAULT_TIMEOU
                        for r in results],
            "not_selected": [s for s in found if s not in chosen],
            "tests": tests, "seconds": round(time.monotonic() - t0, 1)}
+    out = causes.annotate(out, variant.kernel_line, causes.load())
     n = {k: sum(t["result"] == k for t in tests) for k in ("pass", "fail", "skip")}
     say("suite", f"{variant.name}: {n['pass']} passed, {n['fail']} failed, {n['skip']} "
                  f"skipped in {out['seconds']} s")

@@ -58,6 +58,31 @@ def cannot_run(report):
     return [(script, why, names) for (script, why), names in out.items()]
 
 
+def by_cause(report):
+    """[(variant, coverage, [(cause id or None, kind, text, ref, points, scripts)])] of
+    the variants whose entry has a coverage (causes.py), the no-cause group last."""
+    out = []
+    for n, e in (report.get("lttng_suite") or {}).items():
+        if "coverage" not in e:
+            continue
+        groups = {}
+        for t in e.get("tests", []):
+            if t["result"] != "pass":
+                groups.setdefault(t.get("cause"), []).append(_script(t))
+        causes = e.get("causes") or {}
+        rows = [(cid, causes.get(cid, {}).get("kind", "none"),
+                 causes.get(cid, {}).get("text", "no cause known"),
+                 causes.get(cid, {}).get("ref", ""), len(pts), sorted(set(pts)))
+                for cid, pts in sorted(groups.items(), key=lambda kv: kv[0] is None)]
+        out.append((n, e["coverage"], rows))
+    return out
+
+
+def _coverage_line(n, c):
+    return (f"{n}: {c['passed']}/{c['planned']} points pass ({c['rate']:.1%}); "
+            f"{c['no_cause']} of the others have no cause")
+
+
 def _fold(bad, unrun):
     """The failing points one by one, except those of a script that cannot run on that
     variant (`unrun`: cannot_run's list): ({(variant, script): how many}) instead of
@@ -126,6 +151,13 @@ def markdown(report, out):
         for script, why, names in unrun:
             out.append(f"- `{script}` on {', '.join(names)}: {why}")
         out.append("")
+    for n, c, rows in by_cause(report):
+        out.append(f"Points that do not pass, by cause: {_coverage_line(n, c)}.")
+        out.append("")
+        mdtables.table(out, ["cause", "kind", "points", "scripts", "what", "reference"],
+                       [[f"`{cid}`" if cid else "**no cause**", kind, str(k),
+                         ", ".join(f"`{x}`" for x in scr), text, ref]
+                        for cid, kind, text, ref, k, scr in rows])
     regress = report.get("lttng_suite_regressions") or []
     if regress:
         out.append(f"{len(regress)} point(s) pass on the line's stock variant and fail here "
@@ -167,6 +199,12 @@ def html(report, table_html):
         out.append("<p>Scripts that cannot run in this guest:</p>")
         out.append(table_html(["script", "variants", "reason"],
                               [[script, ", ".join(names), why] for script, why, names in unrun]))
+    for n, c, rows in by_cause(report):
+        out.append(f"<p>Points that do not pass, by cause: {ESC(_coverage_line(n, c))}.</p>")
+        out.append(table_html(["cause", "kind", "points", "scripts", "what", "reference"],
+                              [[cid or "no cause", kind, str(k), ", ".join(scr), text, ref]
+                               for cid, kind, text, ref, k, scr in rows],
+                              ["" if cid else "bad" for cid, *_ in rows]))
     regress = report.get("lttng_suite_regressions") or []
     if regress:
         again = retried(regress)

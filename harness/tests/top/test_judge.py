@@ -104,3 +104,16 @@ def test_the_report_renders_the_judges_verdict_and_decides_nothing():
     assert rep["matrix"]["rows"][1]["cells"]["6.1"]["verdict"] == "fail"
     assert assemble.ktap(rep).splitlines()[-2:] == ["not ok 2 kallsyms",
                                                     "# ksymlab run r: verdict fail"]
+
+
+def test_a_whole_stock_suite_under_98_percent_fails_the_run():
+    tests = [{"name": f"regression/kernel/t:{i} p", "result": "pass" if i <= 96 else "fail",
+              "reason": "", "cause": "c" if i > 96 else None} for i in range(1, 101)]
+    cov = {"planned": 100, "passed": 96, "no_cause": 0, "rate": 0.96}
+    suite = {"tests": tests, "not_selected": [], "coverage": cov, "causes": {}}
+    got = _judge(_result("stock", facts={"lttng_suite": suite}))
+    assert got.verdict is Verdict.FAIL and got.exit_status == 1
+    assert got.reasons == ("lttng-suite: stock: 96/100 points pass (96.0%), under 98%",)
+    # the same suite of chosen scripts only (make check's) is not held to the rate
+    part = _judge(_result("stock", facts={"lttng_suite": {**suite, "not_selected": ["other"]}}))
+    assert part.verdict is Verdict.PASS
