@@ -45,6 +45,7 @@ class Boot:
     tap_text: str
     fault: str = None
     clock: str = None
+    seconds: tuple = ()     # (script, seconds from its SCRIPT marker to its RC marker)
 
 
 def spec(build_dir, suite_files, params, script_list, etc):
@@ -141,13 +142,18 @@ def run(tree, initrd_for, scripts, vdir, opts, timeout):
                                                           vdir / f"suite-hang-{n}.json"))
         fault = None
         t0 = time.monotonic()
+        took = []
         try:
             with vm:
                 for i, script in enumerate(left, 1):
+                    vm.expect_marker(f"KSYMLAB-SUITE-SCRIPT {i}/{len(left)} {script}",
+                                     f"suite: {script}", alive=ALIVE)
+                    began = time.monotonic()
                     vm.expect_marker(f"KSYMLAB-SUITE-RC {script} ", f"suite: {script}",
                                      alive=ALIVE)
-                    say("suite", f"{tree.variant}: {i}/{len(left)} {script} done "
-                                 f"({round(time.monotonic() - t0)} s)")
+                    took.append((script, round(time.monotonic() - began, 1)))
+                    say("suite", f"{tree.variant}: {i}/{len(left)} {script} done in "
+                                 f"{took[-1][1]} s ({round(time.monotonic() - t0)} s)")
                 vm.expect_marker(DONE, "suite")
                 vm.wait_poweroff("suite guest")
         except HarnessError as err:
@@ -156,7 +162,8 @@ def run(tree, initrd_for, scripts, vdir, opts, timeout):
             fault = f"guest {err.step}: {err.message}"
             say("suite", f"{tree.variant}: guest {n}: {fault}")
         text = tap_log.read_text(errors="replace") if tap_log.exists() else ""
-        boots.append(Boot(tuple(left), text, fault, clocksource(vm.console_text())))
+        boots.append(Boot(tuple(left), text, fault, clocksource(vm.console_text()),
+                          tuple(took)))
         if fault is None:
             break
         done = blocks(text)

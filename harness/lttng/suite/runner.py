@@ -63,6 +63,7 @@ def run_suite(variant, tree, lttng_build_dir, vdir, opts, timeout=DEFAULT_TIMEOU
                  f"LTTng {variant.lttng_version}")
     boots = guest.run(tree, initrd_for, chosen, sdir, opts, timeout)
     results = guest.results(boots, chosen, timeout)
+    secs = {script: t for b in boots for script, t in b.seconds}    # a script's last run
     tests = [p.to_json() for r in results for p in r.points]
     out = {"lttng_version": variant.lttng_version, "kernel": kernel_release(tree),
            "tools": tools.TOOLS.version, "timeout_s": timeout, "boots": len(boots),
@@ -70,7 +71,8 @@ def run_suite(variant, tree, lttng_build_dir, vdir, opts, timeout=DEFAULT_TIMEOU
            "clocks": [b.clock for b in boots],
            "scripts": [{"script": r.script, "planned": r.planned, "ended": r.ended,
                         "pass": r.count("pass"), "fail": r.count("fail"),
-                        "skip": r.count("skip"), "cannot_run": tap.cannot_run(r)}
+                        "skip": r.count("skip"), "cannot_run": tap.cannot_run(r),
+                        "seconds": secs.get(r.script)}
                        for r in results],
            "not_selected": [s for s in found if s not in chosen],
            "tests": tests, "seconds": round(time.monotonic() - t0, 1)}

@@ -78,6 +78,14 @@ def by_cause(report):
     return out
 
 
+def slowest(report, k=10):
+    """[(seconds, variant, script)] of the k slowest script runs (runner.py's seconds,
+    from the script's start marker to its end marker), slowest first."""
+    runs = [(sc["seconds"], n, sc["script"]) for n, e in (report.get("lttng_suite") or {}).items()
+            for sc in e.get("scripts", []) if sc.get("seconds") is not None]
+    return sorted(runs, key=lambda r: (-r[0], r[1], r[2]))[:k]
+
+
 def _coverage_line(n, c):
     return (f"{n}: {c['passed']}/{c['planned']} points pass ({c['rate']:.1%}); "
             f"{c['no_cause']} of the others have no cause")
@@ -151,6 +159,14 @@ def markdown(report, out):
         for script, why, names in unrun:
             out.append(f"- `{script}` on {', '.join(names)}: {why}")
         out.append("")
+    slow = slowest(report)
+    if slow:
+        total = {n: e.get("seconds") for n, e in (report.get("lttng_suite") or {}).items()}
+        out.append("Suite time per variant: " + ", ".join(f"{n} {t} s" for n, t in total.items())
+                   + f". The {len(slow)} slowest scripts:")
+        out.append("")
+        mdtables.table(out, ["seconds", "variant", "script"],
+                       [[str(t), n, f"`{scr}`"] for t, n, scr in slow])
     for n, c, rows in by_cause(report):
         out.append(f"Points that do not pass, by cause: {_coverage_line(n, c)}.")
         out.append("")

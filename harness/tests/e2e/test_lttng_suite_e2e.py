@@ -72,6 +72,14 @@ def test_the_suite_ran_the_chosen_scripts_on_every_lttng_variant(default_run, lt
                        for t in e["tests"]), e["tests"][:3]
             # no guest fault, and every script printed its plan
             assert e["faults"] == [] and all(s["planned"] > 0 for s in e["scripts"]), e
+            # each script was timed between its own markers: within the suite's time
+            secs = [s["seconds"] for s in e["scripts"]]
+            assert all(0 < t <= e["timeout_s"] + 15 for t in secs), secs
+            assert sum(secs) < e["seconds"], (secs, e["seconds"])
+            # a chosen-scripts suite is not held to the whole-suite rate, but is counted
+            c = e["coverage"]
+            assert c["planned"] == len(e["tests"]) and \
+                c["passed"] == sum(t["result"] == "pass" for t in e["tests"])
         others = [n for n, v in rep["variants"].items() if v.get("lttng_suite")
                   and n not in names]
         assert others == []         # bpf13 has no LTTng boot, so no suite

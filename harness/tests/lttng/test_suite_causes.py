@@ -109,3 +109,17 @@ def test_report_md_groups_the_points_by_cause_no_cause_last(found):
         "| `tcg-slow` | TCG limit | 2 | `regression/tools/clear/test_kernel` | the script "
         "needs more than its timeout under TCG | docs/lttng.md |",
         "| **no cause** | none | 1 | `regression/kernel/t` | no cause known |  |"]
+
+
+def test_report_md_lists_the_ten_slowest_scripts_slowest_first():
+    scripts = [{"script": f"regression/kernel/t{i}", "seconds": float(i)} for i in range(12)]
+    scripts.append({"script": "regression/kernel/never", "seconds": None})
+    rep = {"lttng_suite": {"stock": {"tests": [{"name": "regression/kernel/t1:1 a",
+                                                "result": "pass", "reason": ""}],
+                                     "scripts": scripts, "seconds": 99.0}}}
+    assert [s for _, _, s in suite_md.slowest(rep)] == \
+        [f"regression/kernel/t{i}" for i in range(11, 1, -1)]
+    out = []
+    suite_md.markdown(rep, out)
+    assert "Suite time per variant: stock 99.0 s. The 10 slowest scripts:" in out
+    assert "| 11.0 | stock | `regression/kernel/t11` |" in out
