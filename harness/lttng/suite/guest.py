@@ -51,7 +51,7 @@ class Boot:
 def spec(build_dir, suite_files, params, script_list, etc):
     """gen_init_cpio's list of a suite guest: the LTTng build's staged modules, the
     suite's files, busybox, the init, its parameters and script list, and the
-    files of the directory `etc` as /etc/<name>."""
+    files under the directory `etc` as /etc/<path>."""
     files = dict(suite_files)
     stage = Path(build_dir) / "stage"
     for f in sorted(stage.rglob("*")):
@@ -61,8 +61,9 @@ def spec(build_dir, suite_files, params, script_list, etc):
     files["/init"] = INIT
     files["/etc/ksymlab/suite-params"] = Path(params)
     files["/etc/ksymlab/suite-scripts"] = Path(script_list)
-    for f in sorted(Path(etc).iterdir()):
-        files[f"/etc/{f.name}"] = f
+    for f in sorted(Path(etc).rglob("*")):
+        if f.is_file():
+            files[f"/etc/{f.relative_to(etc)}"] = f
     # a host program of the same name (coreutils' cat, echo, ...) wins over busybox's
     applets = [a for a in APPLETS if f"/bin/{a}" not in files]
     return image.cpio_list(files, applets, step="suite", link_copies=True)

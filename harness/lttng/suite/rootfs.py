@@ -22,7 +22,14 @@ PYLIB = ("/usr/lib/python3.11/", "/usr/lib/python3/dist-packages/")
 # Host packages that go into the guest: {package: the path prefixes kept}.
 PACKAGES = {
     **{p: BIN for p in ("bash", "coreutils", "grep", "sed", "mawk", "procps", "findutils",
-                        "debianutils", "libc-bin", "kmod", "util-linux", "babeltrace2")},
+                        "debianutils", "libc-bin", "kmod", "util-linux", "babeltrace2",
+                        # metadata/test_kernel: hostname; the notifier discarded-count
+                        # test's other user: useradd, userdel (then util-linux's su)
+                        "hostname", "passwd")},
+    # su's PAM: pam_rootok lets root in, pam_permit the rest (etc/pam.d: runner.py)
+    "libpam-modules": ("/lib/x86_64-linux-gnu/security/pam_rootok.so",
+                       "/lib/x86_64-linux-gnu/security/pam_permit.so"),
+    "login": ("/etc/login.defs",),
     # addr2line only (parse-callstack.py): the rest of binutils is 20 MB
     "binutils": ("/usr/bin/addr2line",),
     "binutils-x86-64-linux-gnu": ("/usr/bin/x86_64-linux-gnu-addr2line",),

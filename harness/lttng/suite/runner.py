@@ -48,6 +48,15 @@ def run_suite(variant, tree, lttng_build_dir, vdir, opts, timeout=DEFAULT_TIMEOU
     etc.mkdir(exist_ok=True)
     (etc / "group").write_text("root:x:0:\ntracing:x:0:\n")
     (etc / "passwd").write_text("root:x:0:0:root:/root:/bin/sh\n")
+    # useradd keeps shadow files in step when they exist; su asks PAM (rootok, permit)
+    (etc / "shadow").write_text("root:*:19000:0:99999:7:::\n")
+    (etc / "gshadow").write_text("root:*::\ntracing:*::\n")
+    pam = etc / "pam.d"
+    pam.mkdir(exist_ok=True)
+    (pam / "su").write_text("auth sufficient pam_rootok.so\naccount required pam_permit.so\n"
+                            "session required pam_permit.so\n")
+    (pam / "other").write_text("auth required pam_permit.so\naccount required pam_permit.so\n"
+                               "session required pam_permit.so\npassword required pam_permit.so\n")
     # the live and streaming tests connect to net://localhost
     (etc / "hosts").write_text("127.0.0.1 localhost\n::1 localhost\n")
     (etc / "nsswitch.conf").write_text("passwd: files\ngroup: files\nhosts: files\n")
