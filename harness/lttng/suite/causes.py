@@ -2,7 +2,8 @@
 
 causes.toml lists each cause found so far: an upstream bug (with its id), a TCG
 limit that was measured, a configuration the guest cannot be given. A cause names
-the scripts it covers, optionally the point numbers and the kernel lines. Every
+the scripts it covers, optionally the point numbers, the kernel lines and a regex
+the point's reason must match. Every
 point of a suite entry that fails or is skipped gets the id of the first cause that
 covers it, or none: report.json's `cause` of each point, the entry's `causes` (what
 each id means) and `coverage` (planned, passed, the rate, how many have no cause).
@@ -10,6 +11,7 @@ On a stock variant that ran the whole suite, the run fails below MIN_RATE passed
 or with a point that has no cause (compare.coverage_reasons)."""
 
 import enum
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +21,7 @@ from .tap import SuitePoint
 
 CAUSES = Path(__file__).with_name("causes.toml")
 MIN_RATE = 0.98         # issue 39: the judge sees at least 98 % of its suite
-KEYS = {"kind", "text", "ref", "scripts", "points", "lines"}
+KEYS = {"kind", "text", "ref", "scripts", "points", "lines", "reason"}
 
 
 class Kind(enum.Enum):
@@ -37,10 +39,12 @@ class Cause:
     scripts: tuple          # script paths as report.json names them
     points: tuple = ()      # point numbers; () = every point of the scripts
     lines: tuple = ()       # kernel lines; () = every line
+    reason: str = ""        # a regex the point's report.json reason must match; "" = any
 
     def covers(self, point, line):
         return (point.script in self.scripts and (not self.points or point.number in self.points)
-                and (not self.lines or line in self.lines))
+                and (not self.lines or line in self.lines)
+                and (not self.reason or re.search(self.reason, point.reason) is not None))
 
     def to_json(self):
         return {"kind": self.kind.value, "text": self.text, "ref": self.ref}
@@ -63,8 +67,13 @@ def load(path=CAUSES):
         except ValueError:
             raise HarnessError("usage", f"{path}: [{cid}]: kind {c['kind']!r} is not one of "
                                         f"{[k.value for k in Kind]}") from None
+        try:
+            re.compile(c.get("reason", ""))
+        except re.error as err:
+            raise HarnessError("usage", f"{path}: [{cid}]: reason: {err}") from None
         out.append(Cause(cid, kind, c["text"], c["ref"], tuple(c["scripts"]),
-                         tuple(c.get("points", ())), tuple(c.get("lines", ()))))
+                         tuple(c.get("points", ())), tuple(c.get("lines", ())),
+                         c.get("reason", "")))
     return tuple(out)
 
 

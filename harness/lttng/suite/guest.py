@@ -111,8 +111,12 @@ def results(boots, scripts, timeout):
             out.append(tap.parse(script, "", ended=why))
             continue
         boot, (text, rc) = seen[-1]
+        secs = dict(boot.seconds).get(script)
         if rc is None:
             how = boot.fault or "the guest stopped"
+        elif rc != 124 and secs is not None and secs >= timeout:
+            # the timeout's TERM, trapped by the script (its cleanup exits as it likes)
+            how = f"timeout after {timeout} s ({ended(rc, timeout)})"
         else:
             how = ended(rc, timeout)
         out.append(tap.parse(script, text, ended=how))

@@ -57,7 +57,20 @@ def test_a_point_gets_the_first_cause_that_covers_its_script_number_and_line(fou
     assert "tests" in e and "cause" not in e["tests"][1], "the input entry is not changed"
 
 
+def test_a_reason_regex_narrows_a_cause_to_the_points_it_explains(tmp_path):
+    f = tmp_path / "causes.toml"
+    f.write_text('[cut]\nkind = "TCG limit"\ntext = "t"\nref = "r"\n'
+                 'scripts = ["regression/tools/x"]\nreason = "^TAP stream cut short: timeout"\n')
+    e = {"tests": [{"name": "regression/tools/x:1 a", "result": "fail", "reason": "got 3"},
+                   {"name": "regression/tools/x:2 (not run)", "result": "fail",
+                    "reason": "TAP stream cut short: timeout after 300 s"}]}
+    got = causes.annotate(e, "6.1", causes.load(f))
+    assert [t["cause"] for t in got["tests"]] == [None, "cut"]
+
+
 @pytest.mark.parametrize("text,why", [
+    ('[x]\nkind = "TCG limit"\ntext = "t"\nref = "r"\nscripts = []\nreason = "("\n',
+     "reason: missing )"),
     ('[x]\nkind = "flaky"\ntext = "t"\nref = "r"\nscripts = []\n', "kind 'flaky' is not one of"),
     ('[x]\nkind = "TCG limit"\ntext = "t"\nscripts = []\n', "ref, scripts required"),
     ('[x]\nkind = "TCG limit"\ntext = "t"\nref = "r"\nscripts = []\nwhy = 1\n', "keys must be"),

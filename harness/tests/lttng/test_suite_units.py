@@ -76,6 +76,18 @@ def test_a_panic_mid_script_keeps_what_ran_and_the_next_guest_goes_on():
     assert "not run: guest hang" in d.points[0].reason
 
 
+def test_a_script_that_traps_the_timeouts_term_still_ended_by_the_timeout():
+    # clear/test_kernel's trap exits 16 (its points short) after the 300 s TERM; a
+    # script as long that ends by itself, and one far shorter, are not timeouts
+    port = ("KSYMLAB-SUITE-BEGIN regression/tools/x\n1..3\nok 1 - a\n"
+            "KSYMLAB-SUITE-END regression/tools/x rc=16\n")
+    for secs, how in ((300.4, "timeout after 300 s (exit 16)"), (12.0, "exit 16")):
+        b = guest.Boot(("regression/tools/x",), port, seconds=(("regression/tools/x", secs),))
+        (x,) = guest.results([b], ["regression/tools/x"], 300)
+        assert x.ended == how
+        assert x.points[1].reason == f"TAP stream cut short: {how}"
+
+
 def test_blocks_and_how_a_script_ended():
     got = guest.blocks(PORT_1)
     assert got["regression/kernel/test_a"] == ("1..2\nok 1 - one\nok 2 - two", 0)
