@@ -36,6 +36,7 @@ def assemble(meta, results, order, decided):
     rep["lttng_suite"] = suite_md.collect(rep["variants"])
     rep["lttng_suite_regressions"] = list(decided.suite_regressions)
     rep["verdict"] = decided.verdict.value
+    rep["verdict_reasons"] = list(decided.reasons)     # why it fails, a line each
     return rep
 
 
@@ -279,6 +280,8 @@ def markdown(report):
                f"scenario `{report.get('scenario')}`; KASLR "
                f"{'on' if report.get('kaslr') else 'off (nokaslr)'}. The same report drawn: "
                "`report.html` (pageblock maps, A/B view, charts).")
+    if report.get("verdict_reasons"):
+        out += ["", "Why it fails:", ""] + [f"- {r}" for r in report["verdict_reasons"]]
     if report.get("cluster"):       # how the client reached the Dask scheduler (cluster/)
         out += ["", f"Cluster: {report['cluster']['note']}."]
     out.append("")

@@ -117,3 +117,23 @@ def test_a_whole_stock_suite_under_98_percent_fails_the_run():
     # the same suite of chosen scripts only (make check's) is not held to the rate
     part = _judge(_result("stock", facts={"lttng_suite": {**suite, "not_selected": ["other"]}}))
     assert part.verdict is Verdict.PASS
+
+
+def test_report_md_and_json_say_why_the_run_fails():
+    tests = [{"name": f"regression/kernel/t:{i} p", "result": "pass" if i <= 96 else "fail",
+              "reason": "", "cause": None} for i in range(1, 101)]
+    cov = {"planned": 100, "passed": 96, "no_cause": 4, "rate": 0.96}
+    r = _result("stock", facts={"lttng_suite": {"tests": tests, "not_selected": [],
+                                                "coverage": cov, "causes": {}}})
+    decided = _judge(r)
+    reasons = ["lttng-suite: stock: 96/100 points pass (96.0%), under 98%",
+               "lttng-suite: stock: 4 point(s) that do not pass have no cause "
+               "(harness/lttng/suite/causes.toml)"]
+    rep = assemble.assemble({"run_id": "r"}, {"stock": r}, ["stock"], decided)
+    assert rep["verdict"] == "fail" and rep["verdict_reasons"] == reasons
+    md = assemble.markdown(rep).splitlines()
+    assert md[md.index("Why it fails:") + 2:md.index("Why it fails:") + 4] == \
+        [f"- {x}" for x in reasons]
+    # a passing run says nothing of the kind
+    ok = assemble.assemble({"run_id": "r"}, {"a": _result("a")}, ["a"], _judge(_result("a")))
+    assert ok["verdict_reasons"] == [] and "Why it fails:" not in assemble.markdown(ok)
