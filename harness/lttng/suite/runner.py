@@ -27,6 +27,26 @@ def select(found, only=(), exact=False):
             (s in only if exact else any(o in s for o in only))]
 
 
+def _etc(etc):
+    """The suite guest's own /etc files (guest.spec packs every file under `etc`)."""
+    etc.mkdir(exist_ok=True)
+    (etc / "group").write_text("root:x:0:\ntracing:x:0:\n")
+    (etc / "passwd").write_text("root:x:0:0:root:/root:/bin/sh\n")
+    # useradd keeps shadow files in step when they exist; su asks PAM (rootok, permit)
+    (etc / "shadow").write_text("root:*:19000:0:99999:7:::\n")
+    (etc / "gshadow").write_text("root:*::\ntracing:*::\n")
+    pam = etc / "pam.d"
+    pam.mkdir(exist_ok=True)
+    (pam / "su").write_text("auth sufficient pam_rootok.so\naccount required pam_permit.so\n"
+                            "session required pam_permit.so\n")
+    (pam / "other").write_text("auth required pam_permit.so\naccount required pam_permit.so\n"
+                               "session required pam_permit.so\npassword required pam_permit.so\n")
+    # the live and streaming tests connect to net://localhost
+    (etc / "hosts").write_text("127.0.0.1 localhost\n::1 localhost\n")
+    (etc / "nsswitch.conf").write_text("passwd: files\ngroup: files\nhosts: files\n")
+    return etc
+
+
 def run_suite(variant, tree, lttng_build_dir, vdir, opts, timeout=DEFAULT_TIMEOUT, only=(),
               exact=False):
     """report.json's lttng_suite entry of `variant`; `only`: substrings of the script
@@ -44,22 +64,7 @@ def run_suite(variant, tree, lttng_build_dir, vdir, opts, timeout=DEFAULT_TIMEOU
     files = rootfs.files(tree_dir)
     params = sdir / "suite-params"
     params.write_text(f"KSYMLAB_VARIANT={variant.name}\nKSYMLAB_SUITE_TIMEOUT={timeout}\n")
-    etc = sdir / "etc"
-    etc.mkdir(exist_ok=True)
-    (etc / "group").write_text("root:x:0:\ntracing:x:0:\n")
-    (etc / "passwd").write_text("root:x:0:0:root:/root:/bin/sh\n")
-    # useradd keeps shadow files in step when they exist; su asks PAM (rootok, permit)
-    (etc / "shadow").write_text("root:*:19000:0:99999:7:::\n")
-    (etc / "gshadow").write_text("root:*::\ntracing:*::\n")
-    pam = etc / "pam.d"
-    pam.mkdir(exist_ok=True)
-    (pam / "su").write_text("auth sufficient pam_rootok.so\naccount required pam_permit.so\n"
-                            "session required pam_permit.so\n")
-    (pam / "other").write_text("auth required pam_permit.so\naccount required pam_permit.so\n"
-                               "session required pam_permit.so\npassword required pam_permit.so\n")
-    # the live and streaming tests connect to net://localhost
-    (etc / "hosts").write_text("127.0.0.1 localhost\n::1 localhost\n")
-    (etc / "nsswitch.conf").write_text("passwd: files\ngroup: files\nhosts: files\n")
+    etc = _etc(sdir / "etc")
 
     def initrd_for(left, n):
         listing = sdir / f"scripts-{n}"
