@@ -38,9 +38,9 @@ def check_fragments(variant, src, log):
     """A HarnessError(configure) naming every option of the variant's fragments that
     <src>/.config does not have."""
     config = (src / ".config").read_text()
-    bad = []
-    for f in variant.fragments:
-        bad += check_config((paths.KCONFIG / f).read_text(), config)
+    # one text in merge order: a later fragment's value of an option wins
+    merged = "\n".join((paths.KCONFIG / f).read_text() for f in variant.fragments)
+    bad = check_config(merged, config)
     if bad:
         raise HarnessError("configure", "; ".join(bad), log)
 

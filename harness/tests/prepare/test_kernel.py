@@ -1,3 +1,4 @@
+import dataclasses
 import os
 
 import pytest
@@ -6,6 +7,7 @@ from harness.prepare import derive, kernel, treecopy, variants
 from harness.prepare.config import check_config
 from harness.prepare.tree import tree_key
 from harness.errors import HarnessError
+from harness import paths
 
 
 def known(patches):
@@ -54,6 +56,32 @@ def test_check_config_reports_dropped_options():
     assert bad == ["CONFIG_A=y requested, .config has CONFIG_A=n",
                    "CONFIG_B=n requested, .config has CONFIG_B=y",
                    'CONFIG_C="x" requested, .config has CONFIG_C="y"']
+
+
+def _dot_config(tmp_path, text):
+    (tmp_path / ".config").write_text(text)
+    return tmp_path
+
+
+def test_check_fragments_lets_a_later_fragment_take_an_option_back(tmp_path):
+    # base.config asks for the 32-bit ABI, nocompat.config (merged after it) takes it back,
+    # as merge_config.sh does: the no-COMPAT tree passes, a tree that kept COMPAT does not
+    from harness.prepare.config import check_fragments
+    base = variants.VARIANTS["stock"]
+    assert base.fragments == ("base.config",)
+    assert "CONFIG_IA32_EMULATION=y" in (paths.KCONFIG / "base.config").read_text()
+    nocompat = dataclasses.replace(base, fragments=("base.config", "nocompat.config"))
+    rest = "".join(f"{line}\n" for line in (paths.KCONFIG / "base.config").read_text()
+                   .splitlines() if line.startswith("CONFIG_") and "COMPAT" not in
+                   line and "IA32" not in line)
+    off = rest + "# CONFIG_IA32_EMULATION is not set\n# CONFIG_COMPAT is not set\n"
+    on = rest + "CONFIG_IA32_EMULATION=y\nCONFIG_COMPAT=y\n"
+    check_fragments(nocompat, _dot_config(tmp_path, off), tmp_path / "log")
+    check_fragments(base, _dot_config(tmp_path, on), tmp_path / "log")
+    for v, text in ((nocompat, on), (base, off)):
+        with pytest.raises(HarnessError) as e:
+            check_fragments(v, _dot_config(tmp_path, text), tmp_path / "log")
+        assert e.value.step == "configure" and "CONFIG_IA32_EMULATION" in e.value.message
 
 
 def test_unknown_variant_is_usage_error():
