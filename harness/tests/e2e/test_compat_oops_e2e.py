@@ -2,9 +2,12 @@
 CONFIG_COMPAT, and the 2.14 guard backported as patches/lttng 0009 fixes it
 (issue 39 item 3; the bug report is in docs/lttng.md).
 
-One run, two LTTng builds on the one stock 6.1 tree: `stock`, whose LTTng series
-has 0009, and `compat-oops`, a variant file written here (stock.toml with
-patches/lttng/compat-oops.series: the same series without 0009). Each runs
+Our kernels have COMPAT since issue 39 (base.config, as distribution kernels and
+LTTng's CI kernels), so the bug needs a tree of its own: stock 6.1 with
+harness/kconfig/nocompat.config merged after base.config. One run, two LTTng
+builds on that one tree, from two variant files written here: `stock-nocompat`
+(stock.toml, role stock: its LTTng series has 0009) and `compat-oops` (the same
+with patches/lttng/compat-oops.series: the series without 0009). Each runs
 lttng-tools' test_notification_kernel_syscall, whose `openat` trigger (ABI "all")
 makes LTTng create compat event notifiers.
 
@@ -34,12 +37,18 @@ HLIST_HEAD = 8          # struct hlist_head: one pointer on x86-64
 def compat_run(tmp_path_factory):
     work = tmp_path_factory.mktemp("compat-oops")
     text = (paths.REPO / "variants" / "stock.toml").read_text()
-    assert 'patches = "stock"' in text and "default = true" in text
-    vfile = work / "compat-oops.toml"
-    vfile.write_text(text.replace('patches = "stock"', 'patches = "compat-oops"')
-                     .replace("default = true", "default = false"))
+    frags = 'fragments = ["base.config"]'
+    assert 'patches = "stock"' in text and "default = true" in text and frags in text
+    nocompat = (text.replace("default = true", 'default = false\nrole = "stock"')
+                .replace(frags, 'fragments = ["base.config", "nocompat.config"]'))
+    (work / "stock-nocompat.toml").write_text(nocompat)
+    (work / "compat-oops.toml").write_text(
+        nocompat.replace('role = "stock"\n', "")
+        .replace('patches = "stock"', 'patches = "compat-oops"'))
     runs = work / "runs"
-    p = harness("run", "--variants", "stock,compat-oops", "--variant-file", str(vfile),
+    p = harness("run", "--variants", "stock-nocompat,compat-oops",
+                "--variant-file", str(work / "stock-nocompat.toml"),
+                "--variant-file", str(work / "compat-oops.toml"),
                 "--lttng-suite", "--lttng-suite-only", "notification/test_notification_kernel_syscall",
                 "--runs-dir", str(runs), timeout=3600)
     if not (runs / "latest" / "report.json").is_file():
@@ -72,10 +81,12 @@ def _openat_i386(tree):
 
 def test_the_tree_has_no_compat_syscalls(compat_run):
     _, latest = compat_run
-    key = _report(latest)["variants"]["stock"]["tree_key"]
+    rep = _report(latest)
+    key = rep["variants"]["stock-nocompat"]["tree_key"]
+    assert rep["variants"]["compat-oops"]["tree_key"] == key
     config = (tree_src(key) / ".config").read_text()
     # the state the bug needs: an x86-64 kernel without IA32 emulation
-    assert "CONFIG_X86_64=y" in config
+    assert "CONFIG_X86_64=y" in config and "CONFIG_SMP=y" in config
     assert "CONFIG_COMPAT=y" not in config and "CONFIG_IA32_EMULATION=y" not in config
 
 
@@ -88,7 +99,7 @@ def test_without_the_guard_the_openat_trigger_oopses_in_the_compat_dispatch(comp
         errors="replace")
     m = re.search(r"BUG: kernel NULL pointer dereference, address: ([0-9a-f]{16})", console)
     assert m, "the guest's console shows the NULL dereference"
-    tree = tree_src(rep["variants"]["stock"]["tree_key"])
+    tree = tree_src(rep["variants"]["stock-nocompat"]["tree_key"])
     nr = _openat_i386(tree)
     assert int(m.group(1), 16) == nr * HLIST_HEAD != 257 * HLIST_HEAD
     assert re.search(r"RIP: 0010:lttng_syscall_filter_enable_event_notifier\+", console)
@@ -104,8 +115,8 @@ def test_without_the_guard_the_openat_trigger_oopses_in_the_compat_dispatch(comp
 def test_with_the_guard_the_script_passes_and_the_judge_flags_the_unguarded_build(compat_run):
     p, latest = compat_run
     rep = _report(latest)
-    e = rep["lttng_suite"]["stock"]
-    plan, raw = _tap(latest, "stock")
+    e = rep["lttng_suite"]["stock-nocompat"]
+    plan, raw = _tap(latest, "stock-nocompat")
     assert e["faults"] == [] and len(raw) == plan and set(raw.values()) == {"ok"}
     assert [t["result"] for t in e["tests"]] == ["pass"] * plan
     # every point the oops cut off passes on stock and fails on compat-oops twice
