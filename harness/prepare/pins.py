@@ -1,5 +1,5 @@
 """Debian packages pinned by version and sha256: what a run fetches from an archive
-rather than takes from the host's apt (lttng/supply/archive.py downloads them).
+rather than takes from the host's apt (prepare/archive.py downloads them).
 
 Here, below every stage, so that a variant file's `[lttng] version` is checked
 (prepare/variants.py) without the prepare stage importing the LTTng stage."""

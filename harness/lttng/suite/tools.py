@@ -28,7 +28,7 @@ from ...errors import HarnessError
 from ...proc import discard, run_logged
 from ...progress import say
 from ...prepare.pins import Pin
-from ..supply.archive import source
+from ...prepare.archive import source
 from ..supply.modbuild import series
 from .rootfs import is_elf
 

@@ -14,7 +14,7 @@ from ...prepare import cache as cachemod
 from ...proc import discard
 from ...progress import say
 from ...prepare.pins import DEFAULT_VERSION, RELEASES
-from .archive import apt_get, download
+from ...prepare.archive import apt_get, download
 
 # lttng-tools and the closure of the shared libraries its three programs link
 # (readelf NEEDED, resolved inside the unpacked tree: see guestroot.py).

@@ -1,4 +1,4 @@
-"""Pinned LTTng sources (harness/lttng/supply/archive.py, fetch.py): the private apt
+"""Pinned LTTng sources (harness/prepare/archive.py, harness/lttng/supply/fetch.py): the private apt
 configuration of another suite, and the one line a missing version or a wrong
 file gives. apt-get and apt-cache are replaced by a stand-in on PATH that plays
 an archive (no network); the real archive is exercised by the 6.12 LTTng e2e
@@ -14,7 +14,8 @@ import subprocess
 import pytest
 
 from harness.errors import HarnessError
-from harness.lttng.supply import archive, fetch
+from harness.lttng.supply import fetch
+from harness.prepare import archive
 from harness.prepare import cache as cachemod, pins
 
 # The stand-in: the command $FAKE_STALL names ("apt-get update") first stalls 4 s;

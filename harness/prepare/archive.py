@@ -13,12 +13,12 @@ import os
 import subprocess
 from pathlib import Path
 
-from ...prepare.cachelayout import touch_used
-from ...prepare.digest import file_digest
-from ...prepare.pins import MIRROR
-from ...errors import HarnessError
-from ...proc import StepTimeout, run_logged
-from ...progress import say
+from .cachelayout import touch_used
+from .digest import file_digest
+from .pins import MIRROR
+from ..errors import HarnessError
+from ..proc import StepTimeout, run_logged
+from ..progress import say
 
 # Seconds an apt-get download, source or update may take: generous (trixie's lists
 # take about a minute on a slow line), but finite, so a stalled mirror stops the
@@ -49,7 +49,7 @@ def apt_conf(root):
 
 def sources_list(suite, mirror=MIRROR, keyring=KEYRING):
     """Its sources: the suite's binaries and sources, signed by `keyring`."""
-    return (f"# {suite}, for ksymlab only (harness/lttng/supply/archive.py)\n"
+    return (f"# {suite}, for ksymlab only (harness/prepare/archive.py)\n"
             f"deb [signed-by={keyring}] {mirror} {suite} main\n"
             f"deb-src [signed-by={keyring}] {mirror} {suite} main\n")
 
