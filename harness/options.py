@@ -5,7 +5,7 @@ from pathlib import Path
 from typing import Optional
 
 from . import paths
-from .prepare import variants
+from .prepare import ksource, variants
 
 
 @dataclass(frozen=True)
@@ -58,4 +58,12 @@ class RunOptions:
         return variants.load(self.patches, self.variant_files)
 
     def select(self, names):
-        return variants.select(names, self.patches, self.known_variants(), self.tarball)
+        """The named variants; a kernel source pinned from another suite is fetched
+        into the cache first (prepare/ksource.py), unless KSYMLAB_TARBALL replaces it."""
+        chosen = variants.select(names, self.patches, self.known_variants(), self.tarball)
+        if self.tarball is not None:
+            return chosen
+        chosen = [ksource.resolve(v, self.cache) for v in chosen]
+        for v in chosen:
+            ksource.ensure(v, self.cache)
+        return chosen

@@ -40,6 +40,7 @@ class Kind:
 
 KIND_TABLE = (
     Kind("trees", "tree", "manifest.json"),
+    Kind("kernel-src", "kernel source package", "done"),   # ksource.py
     Kind("modules", "module build", "done"),
     Kind("initramfs", "initramfs", None, ".cpio"),
     # lttng/modules/inputs/ is reuse.py's registry of donors, not a build

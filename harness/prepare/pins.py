@@ -38,3 +38,13 @@ RELEASES = {
                    suite="trixie"),
 }
 DEFAULT_VERSION = "2.13.9"
+
+# The kernel sources of lines the host's apt does not have, by package (the variant
+# file's [kernel] package): prepare/ksource.py fetches them. sha256 of the .deb, from
+# the suite's Packages index.
+KERNEL_SOURCES = {
+    # Debian forky's 7.2 (issue 40); forky's Release file expires weekly: archive.py
+    "linux-source-7.2": Pin("linux-source-7.2", "7.2.12-1",
+                            "6ea01e48037651b01076e4a369d1c76051c97c3cce6f87d48b7f3a9f5fac46a8",
+                            suite="forky"),
+}
