@@ -75,6 +75,9 @@ def _run_args(p):
                    help="after sampling, unload and reload the module N times under readers")
     p.add_argument("--kaslr", action="store_true",
                    help="boot with KASLR on; gdb relocates vmlinux by the measured slide")
+    p.add_argument("--guest-cpus", type=int, metavar="N",
+                   help="vCPUs of the probe-module and LTTng guests (default 1; the suite's "
+                   "guests have 2, as LTTng's CI's)")
     p.add_argument("--jobs", type=int, default=None, metavar="N",
                    help="guests booted at once (default: one per CPU)")
     p.add_argument("--keep-vmcore", action="store_true",
@@ -151,11 +154,13 @@ def _suite_args(args):
 
 def _run(args):
     _suite_args(args)
+    if args.guest_cpus is not None and not 1 <= args.guest_cpus <= 8:
+        raise HarnessError("usage", f"--guest-cpus {args.guest_cpus}: between 1 and 8")
     opts = RunOptions.from_env(
         scenario=args.scenario, kvm=args.kvm, append=args.append,
         runs_root=args.runs_dir, boot_timeout=args.boot_timeout,
         hang_timeout=args.hang_timeout, insmod_args=args.insmod_args,
-        stress=args.stress, kaslr=args.kaslr, jobs=args.jobs,
+        stress=args.stress, kaslr=args.kaslr, jobs=args.jobs, guest_cpus=args.guest_cpus,
         keep_vmcore=args.keep_vmcore,
         variant_files=args.variant_file, module_src=args.module_src,
         lttng=not args.no_lttng, cluster=args.cluster, cluster_certs=args.cluster_certs,

@@ -24,6 +24,7 @@ class RunOptions:
     stress: int = 0                 # insmod/rmmod cycles after sampling
     bench: int = 0                  # in-guest benchmark rounds (QEMU -icount)
     kaslr: bool = False
+    guest_cpus: int = 1             # -smp of the probe-module and LTTng guests
     jobs: Optional[int] = None      # guests at once (default: one per CPU)
     variant_files: tuple = ()       # the user's own variant files
     keep_vmcore: bool = False       # keep the vmcore drgn read (else removed once read)

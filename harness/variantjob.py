@@ -195,7 +195,7 @@ def _boot_and_read(variant, tree, ko, initrd, vdir, opts, laps, facts):
     """QEMU with gdb at the snapshot and a vmcore of it, then drgn on the vmcore."""
     with QemuSession(tree, initrd, vdir, kvm=opts.kvm, append=opts.append,
                      boot_timeout=opts.boot_timeout, hang_timeout=opts.hang_timeout,
-                     icount=opts.bench > 0, kaslr=opts.kaslr) as vm:
+                     icount=opts.bench > 0, kaslr=opts.kaslr, cpus=opts.guest_cpus) as vm:
         early = dataport.parse(vm.wait_armed(), partial=True)
         laps.lap("boot")
         facts["accel"] = vm.accel

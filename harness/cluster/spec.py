@@ -17,7 +17,7 @@ from .artifacts import pack, unpack
 # RunOptions fields that mean the same on every machine
 PORTABLE = ("kvm", "append", "boot_timeout", "hang_timeout", "insmod_args", "stress",
             "bench", "kaslr", "keep_vmcore", "lttng", "lttng_suite", "lttng_suite_only",
-            "lttng_suite_timeout")
+            "lttng_suite_timeout", "guest_cpus")
 
 
 @dataclass(frozen=True)

@@ -61,7 +61,7 @@ def boot(tree, initrd, vdir, opts):
     t0 = time.monotonic()
     vm = QemuSession(tree, initrd, vdir, kvm=opts.kvm, append=APPEND, memory=MEMORY,
                      boot_timeout=opts.boot_timeout, hang_timeout=opts.hang_timeout,
-                     console_log=vdir / "console.log", data_log=vdir / "data.log",
+                     cpus=opts.guest_cpus, console_log=vdir / "console.log", data_log=vdir / "data.log",
                      extra_args=serial_file_args(trace_log))
     with vm:
         truth = gdbstop.read_at_quiet_point(vm, tree, vdir, DONE)

@@ -38,7 +38,7 @@ def test_boot_gives_the_session_its_logs_and_waits_through_it(tmp_path, monkeypa
     monkeypatch.setattr(session, "QemuSession", FakeVm)
     monkeypatch.setattr(session.gdbstop, "read_at_quiet_point",
                         lambda vm, tree, vdir, marker: {"stop": marker})
-    opts = SimpleNamespace(kvm=False, boot_timeout=7, hang_timeout=3)
+    opts = SimpleNamespace(kvm=False, boot_timeout=7, hang_timeout=3, guest_cpus=2)
     tree = SimpleNamespace(variant="exports")
     vdir = tmp_path / "lttng,1"
     vdir.mkdir()
@@ -46,7 +46,7 @@ def test_boot_gives_the_session_its_logs_and_waits_through_it(tmp_path, monkeypa
     (vm,) = FakeVm.made
     assert vm.kw["console_log"] == vdir / "console.log"
     assert vm.kw["data_log"] == vdir / "data.log"
-    assert (vm.kw["boot_timeout"], vm.kw["hang_timeout"]) == (7, 3)
+    assert (vm.kw["boot_timeout"], vm.kw["hang_timeout"], vm.kw["cpus"]) == (7, 3, 2)
     assert vm.kw["extra_args"] == ["-serial", f"file:{vdir / 'trace-port.log'}"]
     assert vm.calls == [("expect_marker", session.DONE), ("wait_poweroff", "LTTng guest")]
     assert data == "KSYMLAB-LTTNG-END\n" and trace == "" and truth == {"stop": session.DONE}

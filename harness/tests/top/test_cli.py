@@ -139,3 +139,17 @@ def test_suite_options_without_the_suite_are_usage_errors():
         p = harness("run", *argv, "--runs-dir", "/nonexistent/ksymlab-runs")
         assert p.returncode == usage, (argv, p.returncode, p.stderr)
         assert said in p.stderr and p.stderr.count("\n") <= 2, p.stderr
+
+
+def test_guest_cpus_outside_1_to_8_is_a_usage_error():
+    for n in ("0", "9"):
+        p = harness("run", "--guest-cpus", n, "--runs-dir", "/nonexistent/ksymlab-runs")
+        assert p.returncode == EXIT["usage"], (n, p.returncode, p.stderr)
+        assert f"--guest-cpus {n}: between 1 and 8" in p.stderr and p.stderr.count("\n") <= 2
+
+
+def test_guest_cpus_reach_the_run_options_and_the_cluster_spec():
+    from harness.cluster.spec import PORTABLE
+    from harness.options import RunOptions
+    assert RunOptions.from_env().guest_cpus == 1 and "guest_cpus" in PORTABLE
+    assert RunOptions.from_env(guest_cpus=2).guest_cpus == 2
