@@ -94,8 +94,9 @@ def _run_args(p):
     p.add_argument("--lttng-suite-only", metavar="SUBSTR[,SUBSTR...]",
                    help="with --lttng-suite: only the test scripts whose path contains one "
                    "of these (e.g. kernel/test_event_basic,tools/snapshots)")
-    p.add_argument("--lttng-suite-timeout", type=int, default=300, metavar="SECONDS",
-                   help="with --lttng-suite: seconds each test script may run (default 300)")
+    p.add_argument("--lttng-suite-timeout", type=int, metavar="SECONDS",
+                   help="with --lttng-suite: seconds each test script may run (default "
+                   f"{RunOptions.lttng_suite_timeout})")
     p.add_argument("--cluster", metavar="tls://HOST:PORT",
                    help="run each variant job on a worker of this Dask scheduler "
                    "(default: $KSYMLAB_CLUSTER, else in this process; plain tcp:// only on "
@@ -141,13 +142,13 @@ def _names(args, opts):
 
 def _suite_args(args):
     """--lttng-suite-only and --lttng-suite-timeout only mean something with --lttng-suite."""
-    if (args.lttng_suite_only or args.lttng_suite_timeout != 300) and not args.lttng_suite:
+    if (args.lttng_suite_only or args.lttng_suite_timeout is not None) and not args.lttng_suite:
         raise HarnessError("usage", "--lttng-suite-only and --lttng-suite-timeout need "
                                     "--lttng-suite")
     if args.lttng_suite and args.no_lttng:
         raise HarnessError("usage", "--lttng-suite runs with the LTTng boot's modules: "
                                     "it cannot be combined with --no-lttng")
-    if args.lttng_suite_timeout < 10:
+    if args.lttng_suite_timeout is not None and args.lttng_suite_timeout < 10:
         raise HarnessError("usage", f"--lttng-suite-timeout {args.lttng_suite_timeout}: "
                                     "a script needs at least 10 s")
 

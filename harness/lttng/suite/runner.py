@@ -12,12 +12,13 @@ import time
 from pathlib import Path
 
 from ...errors import HarnessError
+from ...options import RunOptions
 from ...progress import say
 from ..supply import image
 from ..supply.modbuild import kernel_release
 from . import causes, guest, rootfs, scripts, tap, tools
 
-DEFAULT_TIMEOUT = 300       # seconds per script in the guest (`timeout -k 10`)
+DEFAULT_TIMEOUT = RunOptions.lttng_suite_timeout     # seconds per script in the guest
 
 
 def select(found, only=(), exact=False):

@@ -50,6 +50,7 @@ def compat_run(tmp_path_factory):
                 "--variant-file", str(work / "stock-nocompat.toml"),
                 "--variant-file", str(work / "compat-oops.toml"),
                 "--lttng-suite", "--lttng-suite-only", "notification/test_notification_kernel_syscall",
+                "--lttng-suite-timeout", "300",
                 "--runs-dir", str(runs), timeout=3600)
     if not (runs / "latest" / "report.json").is_file():
         pytest.fail(f"the compat-oops run wrote no report (exit {p.returncode}):\n"
