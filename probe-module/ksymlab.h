@@ -25,8 +25,7 @@ u64 ksymlab_resolve_ns(void);
 int ksymlab_task_prio(const struct task_struct *p);
 unsigned int ksymlab_stack_trace_save_user(unsigned long *store,
 					   unsigned int size);
-unsigned long ksymlab_pfnblock_flags(const struct page *page,
-				     unsigned long pfn, unsigned long mask);
+unsigned long ksymlab_pfnblock_mt(const struct page *page, unsigned long pfn);
 const struct class *ksymlab_block_class(void);
 const struct device_type *ksymlab_disk_type(void);
 struct wb_domain *ksymlab_global_wb_domain(void);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Sampler: the migratetype of every pageblock of every populated zone,
- * through get_pfnblock_flags_mask(), plus a histogram per zone.
+ * through get_pfnblock_flags_mask() (get_pfnblock_migratetype() on 7.2),
+ * plus a histogram per zone.
  */
 
 #include <linux/mm.h>
@@ -31,7 +32,7 @@ static void ksymlab_zone_blocks(struct zone *zone, int zid, int nid)
 		page = pfn_to_page(pfn);
 		if (page_zone(page) != zone)
 			continue;
-		mt = ksymlab_pfnblock_flags(page, pfn, MIGRATETYPE_MASK);
+		mt = ksymlab_pfnblock_mt(page, pfn);
 		if (mt < MIGRATE_TYPES)
 			hist[mt]++;
 		if (ksymlab_results.nr_pageblocks == KSYMLAB_MAX_PAGEBLOCKS)

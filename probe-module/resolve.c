@@ -35,7 +35,11 @@
 #define KSYMLAB_METHOD "export"
 #ifdef KSYMLAB_V2
 /* stack_trace_save_user() and get_pfnblock_flags_mask() live there. */
+#ifdef KSYMLAB_NS_STRING
+MODULE_IMPORT_NS("TRACER_INTERNALS");
+#else
 MODULE_IMPORT_NS(TRACER_INTERNALS);
+#endif
 #endif
 #elif defined(KSYMLAB_MODE_KALLSYMS)
 #define KSYMLAB_METHOD "kallsyms"
@@ -50,10 +54,16 @@ static char *simulate_missing;
 module_param(simulate_missing, charp, 0400);
 MODULE_PARM_DESC(simulate_missing, "symbol name the resolver treats as missing (testing)");
 
+#ifdef KSYMLAB_PFNBLOCK_MIGRATETYPE
+#define KSYMLAB_PFNBLOCK_FN "get_pfnblock_migratetype"
+#else
+#define KSYMLAB_PFNBLOCK_FN "get_pfnblock_flags_mask"
+#endif
+
 enum ksymlab_sym_id {
 	KSYM_TASK_PRIO,
 	KSYM_STACK_TRACE_SAVE_USER,
-	KSYM_GET_PFNBLOCK_FLAGS_MASK,
+	KSYM_PFNBLOCK_MT,
 	KSYM_BLOCK_CLASS,
 	KSYM_DISK_TYPE,
 	KSYM_GLOBAL_WB_DOMAIN,
@@ -82,8 +92,7 @@ static struct ksymlab_sym ksymlab_syms[KSYM_COUNT] = {
 #endif
 	[KSYM_STACK_TRACE_SAVE_USER] = {
 		"stack_trace_save_user", KSYMLAB_USTACK, false },
-	[KSYM_GET_PFNBLOCK_FLAGS_MASK] = {
-		"get_pfnblock_flags_mask", KSYMLAB_MIGRATETYPE, true },
+	[KSYM_PFNBLOCK_MT] = { KSYMLAB_PFNBLOCK_FN, KSYMLAB_MIGRATETYPE, true },
 #if defined(KSYMLAB_V2)
 	/* One walk of the disks stands for the class and the device type. */
 	[KSYM_BLOCK_CLASS] = { "blk_walk_visible_disks", KSYMLAB_BLOCKDEV, false },
@@ -113,8 +122,12 @@ static unsigned long ksymlab_lookup(enum ksymlab_sym_id id)
 	switch (id) {
 	case KSYM_STACK_TRACE_SAVE_USER:
 		return (unsigned long)&stack_trace_save_user;
-	case KSYM_GET_PFNBLOCK_FLAGS_MASK:
+	case KSYM_PFNBLOCK_MT:
+#ifdef KSYMLAB_PFNBLOCK_MIGRATETYPE
+		return (unsigned long)&get_pfnblock_migratetype;
+#else
 		return (unsigned long)&get_pfnblock_flags_mask;
+#endif
 #ifdef KSYMLAB_V2
 	case KSYM_BLOCK_CLASS:
 		return (unsigned long)&blk_walk_visible_disks;
@@ -169,10 +182,13 @@ unsigned int ksymlab_stack_trace_save_user(unsigned long *store,
 	return stack_trace_save_user(store, size);
 }
 
-unsigned long ksymlab_pfnblock_flags(const struct page *page,
-				     unsigned long pfn, unsigned long mask)
+unsigned long ksymlab_pfnblock_mt(const struct page *page, unsigned long pfn)
 {
-	return get_pfnblock_flags_mask(page, pfn, mask);
+#ifdef KSYMLAB_PFNBLOCK_MIGRATETYPE
+	return get_pfnblock_migratetype(page, pfn);
+#else
+	return get_pfnblock_flags_mask(page, pfn, MIGRATETYPE_MASK);
+#endif
 }
 
 struct wb_domain *ksymlab_global_wb_domain(void)
@@ -186,11 +202,33 @@ typedef unsigned long (*ksymlab_lookup_fn)(const char *name);
 typedef int (*ksymlab_task_prio_fn)(const struct task_struct *p);
 typedef unsigned int (*ksymlab_save_user_fn)(unsigned long *store,
 					     unsigned int size);
+#ifdef KSYMLAB_PFNBLOCK_MIGRATETYPE
+typedef enum migratetype (*ksymlab_mt_fn)(const struct page *page,
+					  unsigned long pfn);
+#else
 typedef unsigned long (*ksymlab_flags_fn)(const struct page *page,
 					  unsigned long pfn,
 					  unsigned long mask);
+#endif
 
 #ifdef KSYMLAB_MODE_KPROBE
+/*
+ * Is this instruction word an ENDBR64? 7.2's is_endbr() takes a pointer and
+ * is out of line and unexported, so a module uses the inline __is_endbr(),
+ * which exists with CONFIG_X86_KERNEL_IBT only (ENDBR_INSN_SIZE is 0
+ * without it, and this is not called).
+ */
+static bool ksymlab_is_endbr(u32 val)
+{
+#ifndef KSYMLAB_INLINE_IS_ENDBR
+	return is_endbr(val);
+#elif defined(CONFIG_X86_KERNEL_IBT)
+	return __is_endbr(val);
+#else
+	return false;
+#endif
+}
+
 /* The kprobe is only a way to ask the kernel where the function lives. */
 static int ksymlab_find_lookup(void)
 {
@@ -216,7 +254,7 @@ static int ksymlab_find_lookup(void)
 	 * ENDBR_INSN_SIZE is 0 and is_endbr() false.
 	 */
 	if (ENDBR_INSN_SIZE &&
-	    is_endbr(*(const u32 *)(addr - ENDBR_INSN_SIZE)))
+	    ksymlab_is_endbr(*(const u32 *)(addr - ENDBR_INSN_SIZE)))
 		addr -= ENDBR_INSN_SIZE;
 	ksymlab_lookup_sym.addr = addr;
 	ksymlab_lookup_sym.method = "kprobe";
@@ -257,13 +295,15 @@ unsigned int ksymlab_stack_trace_save_user(unsigned long *store,
 	return fn(store, size);
 }
 
-unsigned long ksymlab_pfnblock_flags(const struct page *page,
-				     unsigned long pfn, unsigned long mask)
+unsigned long ksymlab_pfnblock_mt(const struct page *page, unsigned long pfn)
 {
-	ksymlab_flags_fn fn;
+	unsigned long addr = ksymlab_addr(KSYM_PFNBLOCK_MT);
 
-	fn = (ksymlab_flags_fn)ksymlab_addr(KSYM_GET_PFNBLOCK_FLAGS_MASK);
-	return fn(page, pfn, mask);
+#ifdef KSYMLAB_PFNBLOCK_MIGRATETYPE
+	return ((ksymlab_mt_fn)addr)(page, pfn);
+#else
+	return ((ksymlab_flags_fn)addr)(page, pfn, MIGRATETYPE_MASK);
+#endif
 }
 
 const struct class *ksymlab_block_class(void)
