@@ -130,29 +130,49 @@ def section_is_online_bit():
         return STATED_SECTION_IS_ONLINE_BIT
 
 
+def _enum(name):
+    """The value of enumerator `name` in vmlinux's DWARF, or None."""
+    try:
+        return int(gdb.parse_and_eval(f"(int){name}"))
+    except gdb.error:
+        return None
+
+
 class Pageblocks:
     """Migratetypes straight from the mem_section pageblock bitmaps.
 
-    The same arithmetic as the kernel's get_pfnblock_flags_mask(), written
-    from include/linux/mmzone.h and mm/page_alloc.c without calling kernel
-    code: the section's usage->pageblock_flags holds NR_PAGEBLOCK_BITS bits
-    per pageblock, the migratetype in the low bits up to PB_migrate_end.
+    The same arithmetic as the kernel's get_pfnblock_flags_mask() (up to
+    6.12) and get_pfnblock_migratetype() (7.2), written from
+    include/linux/pageblock-flags.h, mmzone.h and mm/page_alloc.c without
+    calling kernel code: the section's usage->pageblock_flags holds
+    NR_PAGEBLOCK_BITS bits per pageblock, the migratetype in the low three.
+    Up to 6.12 enum pageblock_bits has PB_migrate_end, PB_migrate_skip and
+    NR_PAGEBLOCK_BITS; in 7.2 PB_migrate_0..2, PB_compact_skip, with
+    MEMORY_ISOLATION PB_migrate_isolate (set: the block reads as
+    MIGRATE_ISOLATE), and __NR_PAGEBLOCK_BITS rounded up to a power of two.
     """
 
     def __init__(self, order):
         self.order = order
-        self.nr_bits = int(gdb.parse_and_eval("(int)NR_PAGEBLOCK_BITS"))
-        self.mask = (1 << (int(gdb.parse_and_eval("(int)PB_migrate_end")) + 1)) - 1
+        end = _enum("PB_migrate_end")
+        if end is not None:
+            self.nr_bits = _enum("NR_PAGEBLOCK_BITS")
+            skip, iso = _enum("PB_migrate_skip"), None
+        else:
+            end = _enum("PB_migrate_2")
+            self.nr_bits = 1 << (_enum("__NR_PAGEBLOCK_BITS") - 1).bit_length()
+            skip, iso = _enum("PB_compact_skip"), _enum("PB_migrate_isolate")
+        self.mask = (1 << (end + 1)) - 1
+        self.iso_bit = 0 if iso is None else 1 << iso
+        self.isolate = _enum("MIGRATE_ISOLATE")
         ms_type = gdb.lookup_type("struct mem_section")
         page_size = 1 << 12
         self.per_root = page_size // ms_type.sizeof     # SECTIONS_PER_ROOT, EXTREME
         self.mem_section = gdb.parse_and_eval("mem_section")
         self.ulong = gdb.lookup_type("unsigned long")
-        # PB_migrate_skip exists with CONFIG_COMPACTION only; enums, so in DWARF.
-        try:
-            self.skip_bit = 1 << int(gdb.parse_and_eval("(int)PB_migrate_skip"))
-        except gdb.error:
-            self.skip_bit = 0
+        # PB_migrate_skip exists with CONFIG_COMPACTION only (up to 6.12); enums,
+        # so in DWARF
+        self.skip_bit = 0 if skip is None else 1 << skip
         self.online_bit = 1 << section_is_online_bit()
 
     def section(self, pfn):
@@ -167,7 +187,9 @@ class Pageblocks:
 
     def migratetype(self, pfn):
         raw = self.raw(pfn)
-        return None if raw is None else raw & self.mask
+        if raw is None:
+            return None
+        return self.isolate if raw & self.iso_bit else raw & self.mask
 
     def raw(self, pfn):
         """All NR_PAGEBLOCK_BITS bits of the pageblock, the skip bit included."""

@@ -56,7 +56,9 @@ class SectionGeometry:
     order: int              # pageblock_order
     nr_bits: int            # NR_PAGEBLOCK_BITS: bits per pageblock in pageblock_flags
     mt_mask: int            # MIGRATETYPE_MASK = (1 << (PB_migrate_end + 1)) - 1
-    skip_bit: int           # PB_migrate_skip
+    skip_bit: int           # PB_migrate_skip (7.2: PB_compact_skip)
+    iso_bit: Optional[int]  # 7.2's PB_migrate_isolate: set, the block is MIGRATE_ISOLATE
+    isolate: Optional[int]  # MIGRATE_ISOLATE (CONFIG_MEMORY_ISOLATION)
     bits_per_long: int      # BITS_PER_LONG
 
     @property
@@ -69,9 +71,7 @@ def section_geometry(prog: Program, info: dict, order: int) -> SectionGeometry:
     # read in the order the walk always read them: a missing one is named the same
     page_size = int(info["PAGESIZE"])
     pfn_section_shift = int(info["NUMBER(SECTION_SIZE_BITS)"]) - (page_size.bit_length() - 1)
-    nr_bits = prog["NR_PAGEBLOCK_BITS"].value_()
-    mt_mask = (1 << (prog["PB_migrate_end"].value_() + 1)) - 1
-    skip_bit = prog["PB_migrate_skip"].value_()
+    nr_bits, mt_mask, skip_bit, iso_bit = pageblock_bits(prog)
     has_mem_map = 1 << prog["SECTION_HAS_MEM_MAP_BIT"].value_()
     bits_per_long = 8 * prog.type("unsigned long").size
     mem_section = prog["mem_section"]
@@ -83,7 +83,30 @@ def section_geometry(prog: Program, info: dict, order: int) -> SectionGeometry:
         pfn_section_shift=pfn_section_shift, has_mem_map=has_mem_map,
         map_mask=~((1 << prog["SECTION_MAP_LAST_BIT"].value_()) - 1),
         page_struct_size=prog.type("struct page").size, order=order, nr_bits=nr_bits,
-        mt_mask=mt_mask, skip_bit=skip_bit, bits_per_long=bits_per_long)
+        mt_mask=mt_mask, skip_bit=skip_bit, iso_bit=iso_bit,
+        isolate=_constant(prog, "MIGRATE_ISOLATE"), bits_per_long=bits_per_long)
+
+
+def _constant(prog: Program, name: str) -> Optional[int]:
+    try:
+        return prog[name].value_()
+    except LookupError:
+        return None
+
+
+def pageblock_bits(prog: Program) -> tuple:
+    """(bits per pageblock, migratetype mask, skip bit, isolate bit or None) of enum
+    pageblock_bits (include/linux/pageblock-flags.h). Up to 6.12: PB_migrate_end,
+    PB_migrate_skip, NR_PAGEBLOCK_BITS. 7.2: PB_migrate_0..2, PB_compact_skip,
+    PB_migrate_isolate (MEMORY_ISOLATION), __NR_PAGEBLOCK_BITS, which
+    NR_PAGEBLOCK_BITS (a macro, not in DWARF) rounds up to a power of two."""
+    end = _constant(prog, "PB_migrate_end")
+    if end is not None:
+        return (prog["NR_PAGEBLOCK_BITS"].value_(), (1 << (end + 1)) - 1,
+                prog["PB_migrate_skip"].value_(), None)
+    n = prog["__NR_PAGEBLOCK_BITS"].value_()
+    return (1 << (n - 1).bit_length(), (1 << (prog["PB_migrate_2"].value_() + 1)) - 1,
+            prog["PB_compact_skip"].value_(), _constant(prog, "PB_migrate_isolate"))
 
 
 def section_of(geo: SectionGeometry, pfn: int) -> Optional[Object]:
@@ -143,6 +166,8 @@ def block_mt(geo: SectionGeometry, pfn: int, ms: Object) -> tuple:
     bitidx = ((pfn & (geo.pages_per_section - 1)) >> geo.order) * geo.nr_bits
     word = ms.usage.pageblock_flags[bitidx // geo.bits_per_long].value_()
     bits = word >> (bitidx % geo.bits_per_long)
+    if geo.iso_bit is not None and (bits >> geo.iso_bit) & 1:
+        return geo.isolate, (bits >> geo.skip_bit) & 1
     return bits & geo.mt_mask, (bits >> geo.skip_bit) & 1
 
 
