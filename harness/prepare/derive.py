@@ -217,8 +217,8 @@ def _recorded_candidates(variant, patches, digest, trees, known):
     cands = {}
     for manifest in sorted(trees.glob("*/manifest.json")):
         key = manifest.parent.name
-        if key in known or key == own:
-            continue
+        if key in known or key == own or key.startswith("."):
+            continue            # pathlib's * matches .trash-*: a tree being deleted
         found = _record_of(manifest)
         if found is None:
             continue            # built before trees recorded their series

@@ -62,6 +62,17 @@ def test_edited_patch_derives_from_the_recorded_tree_by_its_tail(patches, cache,
     assert (base.key, base.n_patches, len(base.reverse), base.touched) == (exports, 3, 4, 11)
 
 
+def test_a_tree_being_deleted_is_no_base(patches, cache, tarball):
+    # eviction renames a tree to .trash-<key>-... before removing it (proc.py): with
+    # its manifest still there, it must not be chosen (pathlib's glob sees dot names)
+    V = known(patches)
+    exports = recorded_tree(cache, V["exports"], tarball)
+    trees = cache / "trees"
+    (trees / exports).rename(trees / f".trash-{exports}-1-2")
+    edit(patches, TASK_PRIO, "+EXPORT_SYMBOL_GPL(task_prio);", "+EXPORT_SYMBOL(task_prio);")
+    assert derive.find_base(known(patches)["exports"], tarball, cache) is None
+
+
 def test_fewest_touched_files_wins_and_a_plain_prefix_on_a_tie(patches, cache, tarball):
     V = known(patches)
     recorded_tree(cache, V["stock"], tarball)
