@@ -1,25 +1,38 @@
+import contextlib
 import shutil
 
 import pytest
 
 from harness.oracles import gdb
+from harness.prepare import cache
 from harness.prepare.tree import Tree
 from harness import paths
 from harness.errors import HarnessError
 
 
+@contextlib.contextmanager
 def built_tree():
-    """A fully built tree in the cache, so gdb loads a real vmlinux and fails at the attach."""
+    """A fully built tree in the cache, so gdb loads a real vmlinux and fails at the
+    attach; held while the block runs, so that no eviction (another run's) removes it."""
     for manifest in sorted((paths.cache_root() / "trees").glob("*/manifest.json")):
-        return Tree("cached", manifest.parent.name, manifest.parent,
-                    manifest.parent / "linux")
-    return None
+        if manifest.parent.name.startswith("."):
+            continue        # pathlib's * matches .trash-*, a tree being deleted
+        with cache.hold([manifest.parent]):
+            if manifest.is_file():          # not evicted before the hold
+                yield Tree("cached", manifest.parent.name, manifest.parent,
+                           manifest.parent / "linux")
+                return
+    yield None
 
 
 @pytest.mark.e2e
 @pytest.mark.skipif(shutil.which("gdb") is None, reason="gdb not installed")
 def test_attach_to_missing_socket(tmp_path):
-    tree = built_tree()
+    with built_tree() as tree:
+        _attach_to_missing_socket(tmp_path, tree)
+
+
+def _attach_to_missing_socket(tmp_path, tree):
     assert tree is not None, "no built kernel tree in the cache: run `make build` first"
     sock = tmp_path / "no-such.sock"
     claims = {"symbols": ["task_prio"], "module": "/nonexistent.ko",
