@@ -115,15 +115,15 @@ class QemuSession:
     def __init__(self, tree, initrd, workdir, *, boot_timeout, hang_timeout, kvm=False,
                  append="", memory=None, cpus=1, icount=False, kaslr=False, extra_args=(),
                  console_log=None, data_log=None, on_hang=None):
-        """The timeouts have no default here: RunOptions holds them (options.py).
-        console_log and data_log default to console.log and data.log in `workdir`."""
+        """Timeouts: RunOptions holds their defaults. Logs: console.log, data.log in `workdir`."""
         self.tree = tree
         self.initrd = initrd
         self.workdir = Path(workdir)
         self.want_kvm = kvm
         self.extra_append = append
         self.memory = memory or (KASLR_MEMORY if kaslr else "512M")
-        self.cpus = cpus        # -smp: a kernel without CONFIG_SMP brings up the first only
+        # a CPU a socket: without ACPI the MP table lists one CPU a package (-smp 2 gave 1)
+        self.smp = f"{cpus},sockets={cpus},cores=1,threads=1"
         self.boot_timeout = boot_timeout
         self.hang_timeout = hang_timeout
         self.child = None
@@ -205,7 +205,7 @@ class QemuSession:
     def argv(self):
         return [
             "qemu-system-x86_64", "-nodefaults", "-display", "none", "-no-reboot",
-            "-accel", self.accel, "-m", self.memory, "-smp", str(self.cpus),
+            "-accel", self.accel, "-m", self.memory, "-smp", self.smp,
             "-kernel", str(self.tree.bzimage), "-initrd", str(self.initrd),
             "-append", self.kernel_append(),
         ] + self.console_args() + self.gdbstub_args() + self.vmcoreinfo_args() + \

@@ -135,3 +135,20 @@ def test_no_point_passing_on_stock_fails_on_the_series_and_a_doctored_one_would(
         sd[0]["result"] = "fail"
         (row,) = compare.regressions(variants)
         assert row["explained_by"] == "statedump of interrupts" and not row["flagged"]
+
+
+@pytest.mark.prebuild("stock-6.12", "exports-6.12")
+def test_every_suite_guest_brought_up_two_cpus(default_run, lttng_612_run):
+    # LTTng's CI runs its tests on 2 vCPUs, and so do the suite guests (guest.CPUS).
+    # The kernel's own line says how many it brought up: without ACPI (tinyconfig)
+    # it enumerates CPUs from the MP table, which lists one CPU a package, so a
+    # plain `-smp 2` (two cores of one socket) brought up one; the harness asks
+    # QEMU for a CPU a socket.
+    for run, names in _runs(default_run, lttng_612_run):
+        for name in names:
+            consoles = sorted((run.latest / name / "lttng-suite").glob("suite-console-*.log"))
+            assert consoles, name
+            for log in consoles:
+                text = log.read_text(errors="replace")
+                assert re.search(r"^smp: Brought up 1 node, 2 CPUs\r?$", text, re.M), \
+                    (log, re.findall(r"^smp: Brought up.*$", text, re.M))

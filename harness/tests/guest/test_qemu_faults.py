@@ -192,6 +192,14 @@ def test_option_values_with_a_comma_are_escaped(tmp_path, monkeypatch):
     assert qemu.quote_optarg("/a,b,,c") == "/a,,b,,,,c"
 
 
+def test_each_vcpu_is_a_socket_of_its_own(tmp_path, monkeypatch):
+    # the MP table (no ACPI in our kernels) lists one CPU a package: cores would be lost
+    for n in (1, 2):
+        (tmp_path / str(n)).mkdir()
+        argv = real_session(tmp_path / str(n), monkeypatch, cpus=n)[0].argv()
+        assert argv[argv.index("-smp") + 1] == f"{n},sockets={n},cores=1,threads=1"
+
+
 def test_cmdline_file_runs_the_same_argv(tmp_path, monkeypatch):
     monkeypatch.setattr(qemu, "host_tsc_khz", lambda: 2_300_000)
     vm, run = real_session(tmp_path, monkeypatch, append="oops=panic foo='a b'", kaslr=True)
