@@ -8,8 +8,9 @@ built as LTTng's CI builds the tree whose tests it runs: with lttng-ust
 in the test list, and test_valid_filter bails out on its UST half before its
 kernel points). The release is Debian 12's 2.13.9 with
 patches/lttng-tools/suite.series, each an upstream commit: 2.13.12's relay
-daemon fixes the live tests wait on (883b91c5a, 5d2369e39) and master's 10
-snapshot rounds (2250e6894); trixie's 2.13.15 is not in the archive's pool.
+daemon fixes the live tests wait on (883b91c5a, 5d2369e39), master's 10
+snapshot rounds (2250e6894) and master's fixes for test_notification_multi_app's
+hang (949670055, 0ee2a9a56, b46f9528e); trixie's 2.13.15 is not in the archive's pool.
 Its programs are linked with libtool's -no-install, so that each is an ELF file
 rather than a libtool wrapper naming this host's build path (the libraries it needs, the
 tree's own liblttng-ctl among them, go into the guest's /lib; rootfs.py).

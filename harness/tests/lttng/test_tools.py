@@ -32,12 +32,18 @@ def _series_copy(tmp_path):
 
 def test_the_suite_series_is_the_upstream_backports_in_order():
     names = [p.name for p in tools.patches()]
-    # written out here: relayd's two 2.13.12 fixes, then master's 10 snapshot rounds
+    # written out here: relayd's two 2.13.12 fixes, then master's 10 snapshot rounds,
+    # then master's test_notification_multi_app fixes and their testpoint follow-up
     assert names == ["0001-Fix-relayd-live-dispose-of-zombie-viewer-metadata-st.patch",
                      "0002-Fix-relayd-live-client-not-notified-of-inactive-stre.patch",
-                     "0003-tests-Reduce-the-number-of-repeated-snapshots-in-sna.patch"]
+                     "0003-tests-Reduce-the-number-of-repeated-snapshots-in-sna.patch",
+                     "0004-Fix-test-notification-multi-app-racy-ready-check.patch",
+                     "0005-Fix-consumerd-pause-testpoint-not-re-evaluated-after.patch",
+                     "0006-Fix-tests-consumer-pause-testpoint-FIFO-EOF-mishandl.patch"]
     ids = ["883b91c5a6b247de16c816e7772a945fd43cc216", "5d2369e3971b6b9d7f26591727241e2c414b5ece",
-           "2250e6894ebd9fb3a1739878a9c5f10ac0e79cf7"]
+           "2250e6894ebd9fb3a1739878a9c5f10ac0e79cf7", "9496700551eb37bf24fbd8a521418125eecac350",
+           "0ee2a9a560dc6c31f082dac5b321e548ca3cb5e2", "b46f9528eb0b1119dc8bf9c657d49fd6cde6ac5c"]
+    assert len(ids) == len(names)
     for p, upstream in zip(tools.patches(), ids):
         assert f"from commit {upstream})" in p.read_text(), (p.name, "names its upstream commit")
 
