@@ -73,6 +73,7 @@ typedef struct {
     size_t n_extra;
     exportset_t exports;            /* the module's own __ksymtab/__ksymtab_gpl, sorted */
     char exports_error[512];        /* why they could not be read, "" when they were */
+    bool exports_corrupt;           /* 7.2 tables that do not match (KOX_CORRUPT): exit 2 */
 } module_result_t;
 
 /* Takes ownership of *m; img/len is the (decompressed) image m was read from. */

@@ -32,6 +32,11 @@ static void module_wide_findings(const komod_t *m, const build_t *b, check_resul
 {
     if (!m->license)
         add_finding(r, "missing-license", NULL, xstrdup("no license= in .modinfo (treated as proprietary)"));
+    for (size_t i = 0; i < m->import_ns.n; i++)   /* 7.2 setup_modinfo(), kernel/module/main.c:1823-1832 */
+        if (is_module_ns(m->import_ns.v[i]))
+            add_finding(r, "module-namespace-import", NULL,
+                        xasprintf("import_ns=%s: a module: namespace cannot be imported "
+                                  "(the loader refuses the module)", m->import_ns.v[i]));
     if (!m->has_versions && m->n_undef > 0 && build_has_crcs(b))   /* the scan last: it is O(build) */
         add_finding(r, "no-versions-section", NULL,
                     xstrdup("module has no __versions but the build uses MODVERSIONS CRCs"));
@@ -51,7 +56,15 @@ static void exported_symbol_findings(const komod_t *m, const check_sym_t *s, che
         else if (s->v->crc != s->x->crc)
             add_crc_mismatch(r, name, s->v->crc, s->x->crc);
     }
-    if (s->x->ns[0] && !strvec_contains(&m->import_ns, s->x->ns))
+    if (is_module_ns(s->x->ns)) {
+        /* 7.2: the loader's verify_namespace_is_imported() (kernel/module/main.c:1209-1238) lets
+         * the module use it only when mod->name matches; an import cannot (module-wide finding) */
+        const char *mn = ko_loader_name(m);
+        if (!module_ns_allows(s->x->ns, mn))
+            add_finding(r, "module-not-allowed", name,
+                        xasprintf("symbol %s is exported only to %s, not to module %s", name,
+                                  s->x->ns + strlen(MODULE_NS_PREFIX), mn ? mn : "(no name)"));
+    } else if (s->x->ns[0] && !strvec_contains(&m->import_ns, s->x->ns))
         add_finding(r, "namespace-not-imported", name,
                     xasprintf("symbol %s is in namespace %s, not imported (MODULE_IMPORT_NS)",
                               name, s->x->ns));
@@ -370,10 +383,16 @@ static void load_job(void *arg, size_t i, unsigned worker)
     if (dot)
         *dot = 0;
     err_t e;
-    job->has_exports = ko_exports_read(img, n, label, &job->x, &e) == 0;
+    int xr = ko_exports_read(img, n, label, &job->x, &e);
+    job->has_exports = xr == 0;
     if (!job->has_exports)
         exportset_free(&job->x);
     free(label);
+    if (xr == KOX_CORRUPT && job->loaded) {   /* 7.2 tables the loader would misread */
+        ko_free(&job->m);
+        job->loaded = false;
+        job->err = e;
+    }
     if (job->loaded)
         check_render(run, job);
 }

@@ -106,6 +106,10 @@ static void json_sources(json_t *j, const build_t *b, const exports_result_t *r)
         json_key(j, "plain"); json_int(j, (long long)b->kinfo.n_plain);
         json_key(j, "gpl"); json_int(j, (long long)b->kinfo.n_gpl);
         json_key(j, "has_crc"); json_bool(j, b->kinfo.has_crc);
+        if (b->kinfo.flag_layout) {   /* 7.2 only, so 6.x documents stay as they were */
+            json_key(j, "layout"); json_str(j, "flagstab");
+            json_key(j, "ignored_ksymtab_gpl"); json_int(j, (long long)b->kinfo.n_ignored);
+        }
         json_obj_end(j);
     } else {
         json_null(j);
@@ -176,7 +180,12 @@ static void text_sources(const build_t *b, const exports_result_t *r)
                b->symvers.n, r->symvers_vmlinux, b->symvers.n - r->symvers_vmlinux);
     else
         printf("  Module.symvers: not present\n");
-    if (b->vmlinux_path)
+    if (b->vmlinux_path && b->kinfo.flag_layout)
+        printf("  vmlinux:        %s: %zu exports (%zu EXPORT_SYMBOL, %zu EXPORT_SYMBOL_GPL by __kflagstab), "
+               "CRCs: %s%s\n", b->vmlinux_path, b->ksym.n, b->kinfo.n_plain, b->kinfo.n_gpl,
+               b->kinfo.has_crc ? "yes" : "no (__kcrctab absent)",
+               b->kinfo.n_ignored ? ", obsolete __ksymtab_gpl ignored" : "");
+    else if (b->vmlinux_path)
         printf("  vmlinux:        %s: %zu exports (%zu EXPORT_SYMBOL, %zu EXPORT_SYMBOL_GPL), CRCs: %s\n",
                b->vmlinux_path, b->ksym.n, b->kinfo.n_plain, b->kinfo.n_gpl,
                b->kinfo.has_crc ? "yes" : "no (__kcrctab absent)");

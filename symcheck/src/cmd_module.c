@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "modexports.h"
 
 /* ------------------------------------------------------------------ compute */
 
@@ -16,7 +17,9 @@ static void module_exports(const unsigned char *img, size_t len, const char *nam
         snprintf(r->exports_error, sizeof r->exports_error, "no module image");
         return;
     }
-    if (ko_exports_read(img, len, name, &r->exports, &e) != 0) {
+    int xr = ko_exports_read(img, len, name, &r->exports, &e);
+    if (xr != 0) {
+        r->exports_corrupt = xr == KOX_CORRUPT;
         exportset_free(&r->exports);
         snprintf(r->exports_error, sizeof r->exports_error, "%s", e.msg);
         return;
@@ -212,6 +215,13 @@ int cmd_module(int argc, char **argv, bool json)
         return EXIT_TROUBLE;
     module_result_t r;
     module_compute(&m, fb.data, fb.size, &r);
+    if (r.exports_corrupt) {   /* 7.2 export tables that do not match: corrupt input */
+        err_t e;
+        snprintf(e.msg, sizeof e.msg, "%s", r.exports_error);
+        module_result_free(&r);
+        file_free(&fb);
+        return report_error(path, &e);
+    }
     if (json)
         render_json(path, &r);
     else

@@ -170,8 +170,11 @@ static const char *str_at(const elfr_sec_t *strs, uint64_t addr)
     return (const char *)strs->data + off;
 }
 
-static int read_table(const elfr_sec_t *tab, const elfr_sec_t *crc, const elfr_sec_t *strs,
-                      enum exp_class cls, exportset_t *out, err_t *e)
+/* One export table. flags NULL: every entry is of class cls (6.1 to 6.12, the section decides);
+ * else entry i is GPL-only when flags->data[i] has KSYM_FLAG_GPL_ONLY (7.2: the loader's
+ * find_exported_symbol_in_section() reads flagstab[sym - start], kernel/module/main.c:375). */
+static int read_table(const elfr_sec_t *tab, const elfr_sec_t *crc, const elfr_sec_t *flags,
+                      const elfr_sec_t *strs, enum exp_class cls, exportset_t *out, err_t *e)
 {
     if (tab->size % 12 != 0) {
         err_set(e, "%s size %zu is not a multiple of 12", tab->name, tab->size);
@@ -180,6 +183,10 @@ static int read_table(const elfr_sec_t *tab, const elfr_sec_t *crc, const elfr_s
     size_t n = tab->size / 12;
     if (crc && crc->size != n * 4) {
         err_set(e, "%s has %zu entries but %s has %zu", crc->name, crc->size / 4, tab->name, n);
+        return -1;
+    }
+    if (flags && flags->size != n) {
+        err_set(e, "%s has %zu entries but %s has %zu", flags->name, flags->size, tab->name, n);
         return -1;
     }
     for (size_t i = 0; i < n; i++) {
@@ -201,8 +208,86 @@ static int read_table(const elfr_sec_t *tab, const elfr_sec_t *crc, const elfr_s
             }
         }
         uint32_t c = crc ? rd32(crc->data + i * 4) : 0;
+        if (flags)
+            cls = (flags->data[i] & KSYM_FLAG_GPL_ONLY) ? EXP_GPL : EXP_PLAIN;
         exportset_add(out, name, "vmlinux", ns, c, crc != NULL, cls);
     }
+    return 0;
+}
+
+/* 7.2 layout (a __kflagstab section): only __ksymtab counts, GPL-only is its parallel flag byte,
+ * CRCs are the parallel __kcrctab; __ksymtab_gpl/__kcrctab_gpl are ignored, as the loader ignores
+ * them (kernel/module/main.c:2680-2685; vmlinux.lds.h:511-530 has no such sections). */
+static int read_flag_layout(Elf *elf, unsigned char *buf, size_t len, const elfr_sec_t *flags,
+                            const elfr_sec_t *strs, exportset_t *out, ksym_info_t *info, err_t *e)
+{
+    elfr_sec_t tab, crc, tabg;
+    int r_tab, r_crc, r_tabg;
+    if ((r_tab = elfr_find(elf, buf, len, "__ksymtab", &tab, e)) < 0 ||
+        (r_crc = elfr_find(elf, buf, len, "__kcrctab", &crc, e)) < 0 ||
+        (r_tabg = elfr_find(elf, buf, len, "__ksymtab_gpl", &tabg, e)) < 0)
+        return -1;
+    if (!r_tab) {
+        err_set(e, "__kflagstab without a __ksymtab section");
+        return -1;
+    }
+    if (!strs || !strs->data) {
+        err_set(e, "no __ksymtab_strings section");
+        return -1;
+    }
+    if (!tab.data || !flags->data || (r_crc && !crc.data)) {
+        err_set(e, "export table section has no file data (SHT_NOBITS)");
+        return -1;
+    }
+    if (read_table(&tab, r_crc ? &crc : NULL, flags, strs, EXP_PLAIN, out, e) != 0)
+        return -1;
+    info->flag_layout = true;
+    for (size_t i = 0; i < out->n; i++) {
+        if (out->v[i].cls == EXP_GPL)
+            info->n_gpl++;
+        else
+            info->n_plain++;
+    }
+    info->n_ignored = r_tabg ? tabg.size / 12 : 0;
+    info->has_crc = r_crc;
+    return 0;
+}
+
+/* 6.1 to 6.12 layout: the section decides the class. */
+static int read_section_layout(Elf *elf, unsigned char *buf, size_t len, const elfr_sec_t *strs,
+                               exportset_t *out, ksym_info_t *info, err_t *e)
+{
+    elfr_sec_t tab, tabg, crc, crcg;
+    int r_tab, r_tabg, r_crc, r_crcg;
+    if ((r_tab = elfr_find(elf, buf, len, "__ksymtab", &tab, e)) < 0 ||
+        (r_tabg = elfr_find(elf, buf, len, "__ksymtab_gpl", &tabg, e)) < 0 ||
+        (r_crc = elfr_find(elf, buf, len, "__kcrctab", &crc, e)) < 0 ||
+        (r_crcg = elfr_find(elf, buf, len, "__kcrctab_gpl", &crcg, e)) < 0)
+        return -1;
+    if (!r_tab && !r_tabg) {
+        err_set(e, "no __ksymtab or __ksymtab_gpl section");
+        return -1;
+    }
+    if (!strs || !strs->data) {
+        err_set(e, "no __ksymtab_strings section");
+        return -1;
+    }
+    if ((r_tab && !tab.data) || (r_tabg && !tabg.data) || (r_crc && !crc.data) || (r_crcg && !crcg.data)) {
+        err_set(e, "export table section has no file data (SHT_NOBITS)");
+        return -1;
+    }
+    bool have_crc = r_crc || r_crcg;
+    if (have_crc && ((r_tab && tab.size && !r_crc) || (r_tabg && tabg.size && !r_crcg))) {
+        err_set(e, "__kcrctab present for only one of __ksymtab/__ksymtab_gpl");
+        return -1;
+    }
+    if (r_tab && read_table(&tab, r_crc ? &crc : NULL, NULL, strs, EXP_PLAIN, out, e) != 0)
+        return -1;
+    info->n_plain = out->n;
+    if (r_tabg && read_table(&tabg, r_crcg ? &crcg : NULL, NULL, strs, EXP_GPL, out, e) != 0)
+        return -1;
+    info->n_gpl = out->n - info->n_plain;
+    info->has_crc = have_crc;
     return 0;
 }
 
@@ -213,38 +298,15 @@ int ksymtab_read(unsigned char *buf, size_t len, exportset_t *out, ksym_info_t *
     Elf *elf = elfr_open(buf, len, ET_EXEC, e);
     if (!elf)
         return -1;
-    elfr_sec_t tab, tabg, crc, crcg, strs;
-    int r_tab, r_tabg, r_crc, r_crcg, r_strs;
-    if ((r_tab = elfr_find(elf, buf, len, "__ksymtab", &tab, e)) < 0 ||
-        (r_tabg = elfr_find(elf, buf, len, "__ksymtab_gpl", &tabg, e)) < 0 ||
-        (r_crc = elfr_find(elf, buf, len, "__kcrctab", &crc, e)) < 0 ||
-        (r_crcg = elfr_find(elf, buf, len, "__kcrctab_gpl", &crcg, e)) < 0 ||
+    elfr_sec_t flags, strs;
+    int r_flags, r_strs;
+    if ((r_flags = elfr_find(elf, buf, len, "__kflagstab", &flags, e)) < 0 ||
         (r_strs = elfr_find(elf, buf, len, "__ksymtab_strings", &strs, e)) < 0)
         goto fail;
-    if (!r_tab && !r_tabg) {
-        err_set(e, "no __ksymtab or __ksymtab_gpl section");
+    const elfr_sec_t *sp = r_strs ? &strs : NULL;
+    if (r_flags ? read_flag_layout(elf, buf, len, &flags, sp, out, info, e) != 0
+                : read_section_layout(elf, buf, len, sp, out, info, e) != 0)
         goto fail;
-    }
-    if (!r_strs || !strs.data) {
-        err_set(e, "no __ksymtab_strings section");
-        goto fail;
-    }
-    if ((r_tab && !tab.data) || (r_tabg && !tabg.data) || (r_crc && !crc.data) || (r_crcg && !crcg.data)) {
-        err_set(e, "export table section has no file data (SHT_NOBITS)");
-        goto fail;
-    }
-    bool have_crc = r_crc || r_crcg;
-    if (have_crc && ((r_tab && tab.size && !r_crc) || (r_tabg && tabg.size && !r_crcg))) {
-        err_set(e, "__kcrctab present for only one of __ksymtab/__ksymtab_gpl");
-        goto fail;
-    }
-    if (r_tab && read_table(&tab, r_crc ? &crc : NULL, &strs, EXP_PLAIN, out, e) != 0)
-        goto fail;
-    info->n_plain = out->n;
-    if (r_tabg && read_table(&tabg, r_crcg ? &crcg : NULL, &strs, EXP_GPL, out, e) != 0)
-        goto fail;
-    info->n_gpl = out->n - info->n_plain;
-    info->has_crc = have_crc;
     const char *dup = exportset_sort(out);
     if (dup) {
         err_set(e, "symbol %s exported twice in ksymtab", dup);

@@ -52,12 +52,20 @@ void elfr_image_free(elfr_image_t *im);
 /* The name of a symbol, NULL when empty or out of range. */
 const char *elfr_sym_name(const elfr_image_t *im, const Elf64_Sym *s);
 
+/* include/linux/module_symbol.h:7 (7.2.12): bit 0 of a __kflagstab byte. */
+#define KSYM_FLAG_GPL_ONLY 0x01u
+
 typedef struct {
     size_t n_plain, n_gpl;
     bool has_crc;
+    bool flag_layout;   /* 7.2: __kflagstab present, GPL-only is a flag byte per __ksymtab entry */
+    size_t n_ignored;   /* flag layout: __ksymtab_gpl entries, ignored as the loader ignores them */
 } ksym_info_t;
 
-/* Read __ksymtab, __ksymtab_gpl, __ksymtab_strings, __kcrctab, __kcrctab_gpl of a linked vmlinux.
+/* Read the export tables of a linked vmlinux. Without __kflagstab (Linux 6.1 to 6.12):
+ * __ksymtab (plain), __ksymtab_gpl (GPL-only), __kcrctab, __kcrctab_gpl. With __kflagstab
+ * (Linux 7.2): __ksymtab, the parallel __kflagstab (one byte per entry, KSYM_FLAG_GPL_ONLY) and
+ * __kcrctab. Names and namespaces come from __ksymtab_strings either way.
  * Entries get module "vmlinux". The set is sorted. Returns 0 or -1 (e set). */
 int ksymtab_read(unsigned char *buf, size_t len, exportset_t *out, ksym_info_t *info, err_t *e);
 

@@ -145,3 +145,39 @@ bool license_is_gpl_compatible(const char *license)
             return true;
     return false;
 }
+
+bool is_module_ns(const char *ns)
+{
+    return ns && strncmp(ns, MODULE_NS_PREFIX, strlen(MODULE_NS_PREFIX)) == 0;
+}
+
+/* The first n bytes of a and b are equal, '-' and '_' being the same; b may end (NUL) early. */
+static bool modname_prefix_eq(const char *a, const char *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char x = a[i] == '-' ? '_' : a[i], y = b[i] == '-' ? '_' : b[i];
+        if (x != y)
+            return false;
+        if (!y)
+            return true;
+    }
+    return true;
+}
+
+bool module_ns_allows(const char *ns, const char *modname)
+{
+    if (!is_module_ns(ns) || !modname)
+        return false;
+    size_t modlen = strlen(modname);
+    for (const char *p = ns + strlen(MODULE_NS_PREFIX); *p;) {
+        const char *sep = strchrnul(p, ',');
+        size_t len = (size_t)(sep - p);
+        bool glob = len > 0 && sep[-1] == '*';
+        if (glob)
+            len--;
+        if (modname_prefix_eq(p, modname, len) && (glob || len == modlen))
+            return true;
+        p = *sep ? sep + 1 : sep;
+    }
+    return false;
+}

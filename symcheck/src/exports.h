@@ -44,6 +44,15 @@ void exportset_free(exportset_t *s);
 
 const char *exp_class_str(enum exp_class c);   /* EXPORT_SYMBOL / EXPORT_SYMBOL_GPL */
 
+/* "module:" namespaces (Linux 7.2, EXPORT_SYMBOL_FOR_MODULES, include/linux/export.h:94). */
+#define MODULE_NS_PREFIX "module:"
+bool is_module_ns(const char *ns);
+/* verify_module_namespace() of the 7.2 loader (kernel/module/main.c:1179-1207 in 7.2.12): ns is
+ * "module:" then comma-separated patterns; one matches modname when it equals modname, '-' and
+ * '_' being the same (mod_strncmp, main.c:204-220), or, ending in '*', when it is a prefix of
+ * modname (tail glob). False when ns is not a module: namespace or modname is NULL. */
+bool module_ns_allows(const char *ns, const char *modname);
+
 /* license_is_gpl_compatible() of the kernel (kernel/module/main.c). */
 bool license_is_gpl_compatible(const char *license);
 

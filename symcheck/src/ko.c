@@ -196,6 +196,21 @@ int ko_read(unsigned char *buf, size_t len, komod_t *m, err_t *e)
     return ko_read_opts(buf, len, m, 0, e);
 }
 
+void ko_parse_this_module(const unsigned char *p, size_t n, komod_t *m)
+{
+    if (!p || n < KO_THIS_MODULE_NAME_OFF + KO_MODULE_NAME_LEN)
+        return;
+    const unsigned char *name = p + KO_THIS_MODULE_NAME_OFF;
+    size_t l = bounded_strlen(name, KO_MODULE_NAME_LEN);
+    if (l > 0 && l < KO_MODULE_NAME_LEN)
+        m->this_module_name = xstrndup((const char *)name, l);
+}
+
+const char *ko_loader_name(const komod_t *m)
+{
+    return m->this_module_name ? m->this_module_name : m->modname;
+}
+
 int ko_read_opts(unsigned char *buf, size_t len, komod_t *m, unsigned flags, err_t *e)
 {
     memset(m, 0, sizeof *m);
@@ -214,6 +229,11 @@ int ko_read_opts(unsigned char *buf, size_t len, komod_t *m, unsigned flags, err
         goto fail;
     }
     ko_parse_modinfo(mi.data, mi.size, m);
+    r = elfr_find(elf, buf, len, ".gnu.linkonce.this_module", &mi, e);
+    if (r < 0)
+        goto fail;
+    if (r > 0)
+        ko_parse_this_module(mi.data, mi.size, m);
     if (!(flags & KO_NO_DATASECS) && collect_datasecs(elf, buf, len, m, e) != 0)
         goto fail;
     elf_end(elf);
@@ -236,6 +256,7 @@ void ko_free(komod_t *m)
     free(m->license);
     free(m->vermagic);
     free(m->modname);
+    free(m->this_module_name);
     free(m->depends);
     strvec_free(&m->import_ns);
     strvec_free(&m->modinfo);

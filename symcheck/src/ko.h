@@ -30,6 +30,9 @@ typedef struct {
     bool has_versions;
     /* .modinfo */
     char *license, *vermagic, *modname, *depends;  /* NULL when absent */
+    /* the name field of the struct module in .gnu.linkonce.this_module (mod->name, the name the
+     * loader checks module: namespaces against); NULL when the section is absent or too short */
+    char *this_module_name;
     strvec_t import_ns;
     strvec_t modinfo;      /* every "key=value" entry, in order */
     /* allocated, non-executable data sections (for the audit string scan);
@@ -53,6 +56,18 @@ void ko_index_versions(komod_t *m);
 const ko_version_t *ko_find_version(const komod_t *m, const char *name);
 /* The undefined symbol named name, or NULL (binary search: undef is sorted and unique). */
 const ko_undef_t *ko_find_undef(const komod_t *m, const char *name);
+
+/* struct module { enum module_state state; struct list_head list; char name[MODULE_NAME_LEN]; ...}
+ * (include/linux/module.h:397-404, the same from 6.1 to 7.2): on x86-64 name is at byte 24 and
+ * MODULE_NAME_LEN is 64 - sizeof(unsigned long) = 56. */
+#define KO_THIS_MODULE_NAME_OFF 24
+#define KO_MODULE_NAME_LEN 56
+/* The name the 7.2 loader compares with a module: namespace (mod->name): this_module_name, else
+ * the .modinfo name=, else NULL. */
+const char *ko_loader_name(const komod_t *m);
+/* Parse a .gnu.linkonce.this_module section image into m->this_module_name (exposed for tests):
+ * left NULL when the section is too short or the name is empty or not NUL-terminated. */
+void ko_parse_this_module(const unsigned char *p, size_t n, komod_t *m);
 
 /* Parse a .modinfo section image into m (exposed for unit tests). */
 void ko_parse_modinfo(const unsigned char *p, size_t n, komod_t *m);

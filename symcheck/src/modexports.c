@@ -2,7 +2,12 @@
  * 6.1 layout: a __ksymtab_<name> symbol in __ksymtab (plain) or __ksymtab_gpl (GPL) labels a
  * struct kernel_symbol {int value_offset, name_offset, namespace_offset;}; the namespace is a
  * relocation of the third field into __ksymtab_strings (none: no namespace); the CRC is the u32
- * that the __crc_<name> symbol labels in __kcrctab/__kcrctab_gpl. */
+ * that the __crc_<name> symbol labels in __kcrctab/__kcrctab_gpl.
+ * 7.2 layout (a __kflagstab section): every export is in __ksymtab; the __ksymtab_<name> entry at
+ * index i is GPL-only when byte i of __kflagstab has KSYM_FLAG_GPL_ONLY, and its CRC is u32 i of
+ * __kcrctab, as the loader indexes them (find_exported_symbol_in_section(),
+ * kernel/module/main.c:364-385 in 7.2.12); __ksymtab_gpl and __kcrctab_gpl are ignored, as the
+ * loader ignores them (main.c:2680-2685). */
 #include "modexports.h"
 
 #include <stdlib.h>
@@ -145,6 +150,70 @@ static bool crc_of(const mlookup_t *lk, const char *name, uint32_t *crc)
     return true;
 }
 
+/* The section named name, 0 when there is none. */
+static size_t sec_index(const mimg_t *im, const char *name)
+{
+    for (size_t i = 1; i < im->shnum; i++)
+        if (sec_named(im, i, name))
+            return i;
+    return 0;
+}
+
+/* The 7.2 tables of a module: __ksymtab (12-byte entries), the parallel __kflagstab (1 byte per
+ * entry) and, when present, __kcrctab (4 bytes per entry). Returns 0 or KOX_CORRUPT (e set). */
+static int flag_tables(const mimg_t *im, size_t tab, size_t flags, size_t crc, err_t *e)
+{
+    const elfr_sec_t *t = &im->sec[tab], *f = &im->sec[flags], *c = crc ? &im->sec[crc] : NULL;
+    if (!t->data || !f->data || (c && !c->data)) {
+        err_set(e, "export table section has no file data (SHT_NOBITS)");
+        return KOX_CORRUPT;
+    }
+    if (t->size % 12 != 0) {
+        err_set(e, "__ksymtab size %zu is not a multiple of 12", t->size);
+        return KOX_CORRUPT;
+    }
+    if (f->size != t->size / 12) {
+        err_set(e, "__kflagstab has %zu entries but __ksymtab has %zu", f->size, t->size / 12);
+        return KOX_CORRUPT;
+    }
+    if (c && c->size != t->size / 12 * 4) {
+        err_set(e, "__kcrctab has %zu entries but __ksymtab has %zu", c->size / 4, t->size / 12);
+        return KOX_CORRUPT;
+    }
+    return 0;
+}
+
+/* The exports of a 7.2-layout module (flags: the __kflagstab section). */
+static int read_flag_exports(const mimg_t *im, const mlookup_t *lk, size_t flags, const char *module,
+                             exportset_t *out, err_t *e)
+{
+    size_t tab = sec_index(im, "__ksymtab"), crc = sec_index(im, "__kcrctab");
+    if (!tab) {
+        if (im->sec[flags].size == 0)
+            return 0;
+        err_set(e, "__kflagstab without a __ksymtab section");
+        return KOX_CORRUPT;
+    }
+    if (flag_tables(im, tab, flags, crc, e) != 0)
+        return KOX_CORRUPT;
+    for (size_t i = 1; i < im->nsym; i++) {
+        const Elf64_Sym *s = &im->sym[i];
+        const char *n = elfr_sym_name(im, s);
+        if (!n || strncmp(n, "__ksymtab_", 10) != 0 || !n[10] || s->st_shndx != tab)
+            continue;   /* __ksymtab_gpl (ignored, as the loader does), __ksymtab_strings... */
+        if (s->st_value % 12 != 0 || s->st_value >= im->sec[tab].size) {
+            err_set(e, "symbol %s is not at an entry of __ksymtab", n);
+            return KOX_CORRUPT;
+        }
+        size_t k = (size_t)(s->st_value / 12);
+        bool gpl = im->sec[flags].data[k] & KSYM_FLAG_GPL_ONLY;
+        uint32_t c = crc ? rd32(im->sec[crc].data + k * 4) : 0;
+        exportset_add(out, n + 10, module, namespace_of(im, lk, tab, s->st_value), c, crc != 0,
+                      gpl ? EXP_GPL : EXP_PLAIN);
+    }
+    return 0;
+}
+
 int ko_exports_read(const unsigned char *buf, size_t len, const char *module, exportset_t *out, err_t *e)
 {
     Elf *elf = elfr_open((unsigned char *)buf, len, ET_REL, e);
@@ -156,6 +225,11 @@ int ko_exports_read(const unsigned char *buf, size_t len, const char *module, ex
     if (elfr_image_load(elf, buf, len, &im, e) != 0)
         goto out;
     collect_rels(&im, &lk);
+    size_t flags = sec_index(&im, "__kflagstab");
+    if (flags) {
+        ret = read_flag_exports(&im, &lk, flags, module, out, e);
+        goto out;
+    }
     collect_crcs(&im, &lk);
     for (size_t i = 1; i < im.nsym; i++) {
         const Elf64_Sym *s = &im.sym[i];

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Mutation check of the audit/check and calltypes additions: each mutant is a one-line source
-# change that a plausible bug would make; its test file (tests/test_audit.py, or the one named)
+# change that a plausible bug would make (k72-*: the Linux 7.2 layout, killed by tests/test_k72.py);
+# its test file (tests/test_audit.py, or the one named)
 # must fail on every one (and pass unmutated).
 # Run from symcheck/ after `make all fixtures`:  sh tests/audit_mutants.sh  (ONLY=PATTERN: a subset)
 # Prints one line per mutant: KILLED (with the failing tests) or SURVIVED; exit 1 if any survived.
@@ -58,6 +59,20 @@ mutant ct-store-after-other-calls src/cmd_calltypes.c 's/if (e->kind == CS_CALL 
 mutant ct-no-array-element src/cmd_calltypes.c 's/return strncmp(array, elem, n) == 0 \&\& array\[n\] == .\[.;/return (void)array, n == (size_t)-1;/' $CT
 mutant ct-data-called-unnoticed src/cmd_calltypes.c 's/if (kind == 1 \&\& !k->is_function)/if (0)/' $CT
 mutant ct-static-local-full-name src/cmd_calltypes.c 's/xstrndup(sname, strcspn(sname, "."))/xstrdup(sname)/' $CT
+K7=tests/test_k72.py
+mutant k72-vmlinux-flag-next src/elfread.c 's/cls = (flags->data\[i\] \& KSYM_FLAG_GPL_ONLY)/cls = (flags->data[i + 1 < n ? i + 1 : i] \& KSYM_FLAG_GPL_ONLY)/' $K7
+mutant k72-vmlinux-flag-prev src/elfread.c 's/cls = (flags->data\[i\] \& KSYM_FLAG_GPL_ONLY)/cls = (flags->data[i ? i - 1 : 0] \& KSYM_FLAG_GPL_ONLY)/' $K7
+mutant k72-vmlinux-by-section src/elfread.c 's/cls = (flags->data\[i\] \& KSYM_FLAG_GPL_ONLY) ? EXP_GPL : EXP_PLAIN;/cls = EXP_PLAIN;/' $K7
+mutant k72-vmlinux-short-accepted src/elfread.c 's/if (flags \&\& flags->size != n)/if (flags \&\& flags->size > n)/' $K7
+mutant k72-module-flag-next src/modexports.c 's/im->sec\[flags\].data\[k\]/im->sec[flags].data[k + 1 < im->sec[flags].size ? k + 1 : k]/' $K7
+mutant k72-module-by-section src/modexports.c 's/bool gpl = im->sec\[flags\].data\[k\] \& KSYM_FLAG_GPL_ONLY;/bool gpl = false;/' $K7
+mutant k72-module-short-accepted src/modexports.c 's/if (f->size != t->size \/ 12)/if (f->size > t->size \/ 12)/' $K7
+mutant k72-no-dash-folding src/exports.c "s/char x = a\[i\] == '-' ? '_' : a\[i\], y = b\[i\] == '-' ? '_' : b\[i\];/char x = a[i], y = b[i];/" $K7
+mutant k72-no-tail-glob src/exports.c "s/bool glob = len > 0 \&\& sep\[-1\] == '\*';/bool glob = false;/" $K7
+mutant k72-prefix-match src/exports.c 's/(glob || len == modlen)/(glob || len <= modlen)/' $K7
+mutant k72-modinfo-name src/ko.c 's/return m->this_module_name ? m->this_module_name : m->modname;/return m->modname;/' $K7
+mutant k72-module-ns-importable src/cmd_check.c 's/        if (is_module_ns(m->import_ns.v\[i\]))/        if (0)/' $K7
+mutant k72-module-ns-as-plain-ns src/cmd_check.c 's/    if (is_module_ns(s->x->ns)) {/    if (0) {/' $K7
 mutant ct-sign-ignored src/dwtypes.c 's/enc == DW_ATE_signed || enc == DW_ATE_signed_char ? "s"/enc == DW_ATE_signed || enc == DW_ATE_signed_char ? "u"/' $CT
 mutant ct-member-by-offset-ignored src/dwtypes.c 's/if (delta < off || delta >= off + size)/if (0)/' $CT
 exit $survived

@@ -16,6 +16,7 @@
 #include "elfread.h"
 #include "exports.h"
 #include "ko.h"
+#include "modexports.h"
 #include "output.h"
 #include "pool.h"
 #include "symvers.h"
@@ -1300,6 +1301,163 @@ TEST(file_read_into_errors)
     free(buf);
 }
 
+/* ---- Linux 7.2 layout (tests/fixtures/k72) */
+
+TEST(module_ns_rules)
+{
+    /* verify_module_namespace() of 7.2.12 kernel/module/main.c:1179-1207 */
+    CHECK(is_module_ns("module:kvm") && !is_module_ns("KVM") && !is_module_ns("") && !is_module_ns(NULL));
+    CHECK(module_ns_allows("module:kvm-amd,kvm_intel", "kvm_amd"));     /* '-' == '_' */
+    CHECK(module_ns_allows("module:kvm-amd,kvm_intel", "kvm-intel"));
+    CHECK(!module_ns_allows("module:kvm-amd,kvm_intel", "kvm_amd2"));   /* no prefix match */
+    CHECK(!module_ns_allows("module:kvm-amd,kvm_intel", "kvm"));
+    CHECK(!module_ns_allows("module:kvm-amd,kvm_intel", "kvm_amd,kvm_intel"));
+    CHECK(module_ns_allows("module:k72-glob*,other", "k72_glob_x"));   /* tail glob */
+    CHECK(module_ns_allows("module:k72-glob*,other", "k72-glob"));
+    CHECK(!module_ns_allows("module:k72-glob*,other", "k72_glo"));
+    CHECK(module_ns_allows("module:k72-glob*,other", "other"));
+    CHECK(!module_ns_allows("module:k72-glob*,other", "othe"));
+    CHECK(!module_ns_allows("module:k72-glob*,other", "others"));
+    CHECK(!module_ns_allows("module:a*b", "axb") && module_ns_allows("module:a*b", "a*b"));
+    CHECK(module_ns_allows("module:*", "anything"));
+    CHECK(!module_ns_allows("module:", "x") && !module_ns_allows("module:,", "x"));
+    CHECK(!module_ns_allows("KVM", "KVM") && !module_ns_allows("module:kvm", NULL));
+}
+
+TEST(this_module_name)
+{
+    unsigned char b[KO_THIS_MODULE_NAME_OFF + KO_MODULE_NAME_LEN] = {0};
+    memcpy(b + KO_THIS_MODULE_NAME_OFF, "kvm_amd", 7);
+    komod_t m;
+    memset(&m, 0, sizeof m);
+    ko_parse_this_module(b, sizeof b, &m);
+    CHECK(m.this_module_name && strcmp(m.this_module_name, "kvm_amd") == 0);
+    CHECK(strcmp(ko_loader_name(&m), "kvm_amd") == 0);
+    ko_free(&m);
+    ko_parse_this_module(b, sizeof b - 1, &m);   /* section too short */
+    CHECK(!m.this_module_name);
+    memset(b + KO_THIS_MODULE_NAME_OFF, 'x', KO_MODULE_NAME_LEN);   /* not NUL-terminated */
+    ko_parse_this_module(b, sizeof b, &m);
+    CHECK(!m.this_module_name);
+    memset(b, 0, sizeof b);   /* empty name */
+    ko_parse_this_module(b, sizeof b, &m);
+    CHECK(!m.this_module_name && ko_loader_name(&m) == NULL);
+    m.modname = xstrdup("from_modinfo");
+    CHECK(strcmp(ko_loader_name(&m), "from_modinfo") == 0);
+    ko_free(&m);
+}
+
+TEST(ksymtab_k72)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/k72/build", builtdir);
+    filebuf_t fb;
+    if (load(dir, "vmlinux", &fb) != 0) {
+        CHECK(!"fixture k72 vmlinux");
+        return;
+    }
+    exportset_t s;
+    ksym_info_t ki;
+    err_t e;
+    CHECK(ksymtab_read(fb.data, fb.size, &s, &ki, &e) == 0);
+    CHECK(s.n == 10 && ki.flag_layout && ki.n_gpl == 5 && ki.n_plain == 5 && ki.has_crc && !ki.n_ignored);
+    static const char *const gpl[] = {"k72_b_gpl", "k72_d_gpl_ns", "k72_e_kvm_only", "k72_g_glob_only", "k72_z_last"};
+    for (size_t i = 0; i < 5; i++) {
+        const export_t *x = exportset_find(&s, gpl[i]);
+        CHECK(x && x->cls == EXP_GPL);
+    }
+    const export_t *x = exportset_find(&s, "k72_e_kvm_only");
+    CHECK(x && x->crc == 0xe005 && strcmp(x->ns, "module:kvm-amd,kvm_intel") == 0);
+    x = exportset_find(&s, "k72_f_plain_ns");
+    CHECK(x && x->cls == EXP_PLAIN && strcmp(x->ns, "K72_NS") == 0 && x->crc == 0xf006);
+    exportset_free(&s);
+    file_free(&fb);
+    snprintf(dir, sizeof dir, "%s/k72/build_short", builtdir);
+    if (load(dir, "vmlinux", &fb) != 0) {
+        CHECK(!"fixture k72 build_short");
+        return;
+    }
+    CHECK(ksymtab_read(fb.data, fb.size, &s, &ki, &e) == -1 &&
+          strcmp(e.msg, "__kflagstab has 9 entries but __ksymtab has 10") == 0);
+    file_free(&fb);
+}
+
+TEST(ko_exports_k72)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/k72", builtdir);
+    filebuf_t fb;
+    if (load(dir, "allowed.ko", &fb) != 0) {
+        CHECK(!"fixture k72 allowed.ko");
+        return;
+    }
+    exportset_t s = {0};
+    err_t e;
+    CHECK(ko_exports_read(fb.data, fb.size, "m", &s, &e) == 0 && s.n == 3);
+    exportset_sort(&s);
+    const export_t *x = exportset_find(&s, "m72_two");
+    CHECK(x && x->cls == EXP_PLAIN && x->crc == 0x5002 && strcmp(x->ns, "M72_NS") == 0);
+    x = exportset_find(&s, "m72_three");
+    CHECK(x && x->cls == EXP_GPL && x->crc == 0x5003 && strcmp(x->ns, "module:kvm-amd") == 0);
+    x = exportset_find(&s, "m72_one");
+    CHECK(x && x->cls == EXP_GPL && x->crc == 0x5001 && x->ns[0] == 0);
+    exportset_free(&s);
+    komod_t m;
+    CHECK(ko_read(fb.data, fb.size, &m, &e) == 0 && m.this_module_name &&
+          strcmp(m.this_module_name, "kvm_amd") == 0);
+    ko_free(&m);
+    file_free(&fb);
+    if (load(dir, "short.ko", &fb) != 0) {
+        CHECK(!"fixture k72 short.ko");
+        return;
+    }
+    CHECK(ko_exports_read(fb.data, fb.size, "m", &s, &e) == KOX_CORRUPT &&
+          strcmp(e.msg, "__kflagstab has 2 entries but __ksymtab has 3") == 0);
+    exportset_free(&s);
+    file_free(&fb);
+}
+
+/* check against the k72 build: the loader's name decides, not the .modinfo name= */
+static size_t k72_findings(const char *ko, const char *kind)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/k72/build", builtdir);
+    build_t b;
+    const char *ep;
+    err_t e;
+    filebuf_t fb;
+    size_t n = (size_t)-1;
+    if (build_open(path, NULL, BUILD_LOAD_VMLINUX, &b, &ep, &e) != 0)
+        return n;
+    snprintf(path, sizeof path, "%s/k72", builtdir);
+    komod_t m;
+    if (load(path, ko, &fb) == 0 && ko_read(fb.data, fb.size, &m, &e) == 0) {
+        check_result_t r;
+        check_compute(&m, &b, &r);
+        n = 0;
+        for (size_t i = 0; i < r.n_findings; i++)
+            n += strcmp(r.findings[i].kind, kind) == 0;
+        n = r.n_findings == n ? n : (size_t)-2;   /* no other finding */
+        check_result_free(&r);
+        ko_free(&m);
+        file_free(&fb);
+    }
+    build_free(&b);
+    return n;
+}
+
+TEST(check_k72_module_ns)
+{
+    CHECK(k72_findings("allowed.ko", "module-not-allowed") == 0);
+    CHECK(k72_findings("denied.ko", "module-not-allowed") == 1);
+    CHECK(k72_findings("thisname.ko", "module-not-allowed") == 1);
+    CHECK(k72_findings("modinfo_only.ko", "module-not-allowed") == 0);
+    CHECK(k72_findings("glob_ok.ko", "module-not-allowed") == 0);
+    CHECK(k72_findings("glob_bad.ko", "module-not-allowed") == 1);
+    CHECK(k72_findings("prefix_bad.ko", "module-not-allowed") == 1);
+    CHECK(k72_findings("import.ko", "module-namespace-import") == 1);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1)
@@ -1340,6 +1498,11 @@ int main(int argc, char **argv)
     RUN(decomp_context);
     RUN(crc32_clmul_matches_zlib);
     RUN(file_read_into_errors);
+    RUN(module_ns_rules);
+    RUN(this_module_name);
+    RUN(ksymtab_k72);
+    RUN(ko_exports_k72);
+    RUN(check_k72_module_ns);
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }
