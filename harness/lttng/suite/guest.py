@@ -71,9 +71,16 @@ def spec(build_dir, suite_files, params, script_list, etc):
 
 def blocks(text):
     """{script: (TAP text, rc or None)} of the BEGIN .. END blocks of a TAP port; a
-    script begun but not ended has rc None."""
+    script begun but not ended has rc None, also when bytes were lost and a BEGIN
+    follows the rest of a line (the script before it then never ended)."""
     out, current, lines = {}, None, []
     for line in text.splitlines():
+        cut = line.find(BEGIN + " ")
+        if cut > 0:
+            if current:
+                lines.append(line[:cut])
+                out[current] = ("\n".join(lines), None)
+            line = line[cut:]
         if line.startswith(BEGIN + " "):
             current, lines = line[len(BEGIN) + 1:].strip(), []
             out[current] = ("", None)

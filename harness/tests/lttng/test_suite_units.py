@@ -88,6 +88,16 @@ def test_a_script_that_traps_the_timeouts_term_still_ended_by_the_timeout():
         assert x.points[1].reason == f"TAP stream cut short: {how}"
 
 
+def test_a_begin_after_lost_bytes_ends_the_script_before_it_unended():
+    # the TAP port of a 2-CPU guest whose END marker lost its tail (stop 50)
+    port = ("KSYMLAB-SUITE-BEGIN a/test_one\n1..2\nok 1 first\nok 2 second\n"
+            "KSYMLAB-SUITE-ENKSYMLAB-SUITE-BEGIN b/test_two\n1..1\nok 1 other\n"
+            "KSYMLAB-SUITE-END b/test_two rc=0\n")
+    got = guest.blocks(port)
+    assert got["a/test_one"] == ("1..2\nok 1 first\nok 2 second\nKSYMLAB-SUITE-EN", None)
+    assert got["b/test_two"] == ("1..1\nok 1 other", 0)
+
+
 def test_blocks_and_how_a_script_ended():
     got = guest.blocks(PORT_1)
     assert got["regression/kernel/test_a"] == ("1..2\nok 1 - one\nok 2 - two", 0)
