@@ -46,17 +46,23 @@ esac
 """
 
 
-@pytest.fixture
-def fake_apt(tmp_path, monkeypatch):
+def install_stand_in(script, tmp_path, monkeypatch):
+    """`script` as apt-get and apt-cache, first on PATH; returns its call log."""
     bindir = tmp_path / "bin"
     bindir.mkdir()
     for name in ("apt-get", "apt-cache"):
         f = bindir / name
-        f.write_text(FAKE_APT)
+        f.write_text(script)
         f.chmod(f.stat().st_mode | stat.S_IXUSR)
     log = tmp_path / "calls.log"
     monkeypatch.setenv("PATH", f"{bindir}:{os.environ['PATH']}")
     monkeypatch.setenv("FAKE_LOG", str(log))
+    return log
+
+
+@pytest.fixture
+def fake_apt(tmp_path, monkeypatch):
+    log = install_stand_in(FAKE_APT, tmp_path, monkeypatch)
     monkeypatch.setenv("FAKE_DEB_BYTES", "a deb")
     return log
 

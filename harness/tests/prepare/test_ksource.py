@@ -5,14 +5,13 @@ network); the real archive is exercised when a 7.2 variant runs."""
 
 import dataclasses
 import hashlib
-import os
-import stat
 import subprocess
 
 import pytest
 
 from harness.errors import HarnessError
 from harness.prepare import ksource, pins, variants
+from harness.tests.prepare.test_archive import install_stand_in
 
 # `apt-get download P=V` copies $FAKE_DEB to P_V_all.deb when V is $FAKE_HAS;
 # every call is logged with the APT_CONFIG it saw
@@ -52,15 +51,7 @@ def _deb(tmp_path, inside=TARBALL):
 def archive_of(tmp_path, monkeypatch):
     """The stand-in archive serving `deb`, pinned as linux-source-7.2 with `sha`
     (default: the deb's own); returns the call log."""
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    for name in ("apt-get", "apt-cache"):
-        f = bindir / name
-        f.write_text(FAKE_APT)
-        f.chmod(f.stat().st_mode | stat.S_IXUSR)
-    log = tmp_path / "calls.log"
-    monkeypatch.setenv("PATH", f"{bindir}:{os.environ['PATH']}")
-    monkeypatch.setenv("FAKE_LOG", str(log))
+    log = install_stand_in(FAKE_APT, tmp_path, monkeypatch)
     monkeypatch.setenv("FAKE_HAS", "7.2.12-1")
 
     def serve(deb, sha=None):
