@@ -37,6 +37,11 @@ static noinline void ksymlab_selftest_leak(void)
 	pr_info("selftest: leaking 64 bytes at %p\n", p);
 }
 
+/* Proof that the harness's dmesg check can fail: one WARN() at init. */
+static bool selftest_warn;
+module_param(selftest_warn, bool, 0400);
+MODULE_PARM_DESC(selftest_warn, "WARN() once at init (tests the dmesg checker)");
+
 static const char * const ksymlab_sampler_names[KSYMLAB_NR_SAMPLERS] = {
 	[KSYMLAB_PRIO] = "prio",
 	[KSYMLAB_MIGRATETYPE] = "migratetype",
@@ -99,6 +104,7 @@ static int __init ksymlab_init(void)
 	ksymlab_results.magic = KSYMLAB_MAGIC;
 	if (selftest_leak)
 		ksymlab_selftest_leak();
+	WARN(selftest_warn, "ksymlab: selftest warning\n");
 	ret = ksymlab_resolve_all();
 	if (ret)
 		return ret;
