@@ -410,18 +410,6 @@ def test_gpl_only_exports_refuse_other_licences(tmp_path, default_run):
             in p.stderr, p.stderr[-2000:]
 
 
-@pytest.mark.prebuild("debug")
-def test_stress_on_debug_kernel(tmp_path):
-    p = harness("run", "--variants", "debug", "--runs-dir", str(tmp_path), "--stress", "100",
-                "--boot-timeout", "1800")
-    v = variant_report(tmp_path, "debug")
-    assert p.returncode == 0, (p.stderr[-2000:], [x for x in v["values"] if not x["agree"]])
-    stress = {x["key"]: x for x in v["values"] if x["kind"] == "stress"}
-    assert [src(stress[k], "module") for k in ("cycles", "failed", "dmesg-warnings")] == [100, 0, 0]
-    leak = stress["kmemleak"]
-    assert src(leak, "module") == 0 and leak["agree"] is True   # kmemleak was available
-
-
 @pytest.mark.parametrize("variant,arg13", [("exports", False), ("kallsyms", False),
                                            ("stock", False), ("bpf13", True)])
 def test_bpf_thirteenth_argument(default_run, variant, arg13):
@@ -438,20 +426,6 @@ def test_bpf_thirteenth_argument(default_run, variant, arg13):
     if arg13:
         # start_time: after boot, no later than the program's clock or gdb's
         assert bpf["arg13/value"]["agree"] is True
-
-
-# Each selftest fails its own check alone: a match on "lockdep" counted the SMP debug
-# kernel's "RCU lockdep checking is enabled" (stop 50's CI). Reloads take no arguments.
-@pytest.mark.prebuild("debug")
-@pytest.mark.parametrize("selftest,check", [("selftest_leak=1", "kmemleak"),
-                                            ("selftest_warn=1", "dmesg-warnings")])
-def test_stress_check_can_fail(tmp_path, selftest, check):
-    p = harness("run", "--variants", "debug", "--runs-dir", str(tmp_path), "--stress", "2",
-                "--insmod-args", selftest, "--boot-timeout", "1800")
-    assert p.returncode == 1, p.stderr[-2000:]
-    v = variant_report(tmp_path, "debug")
-    bad = [x for x in v["values"] if x["agree"] is False]
-    assert [(x["key"], src(x, "module")) for x in bad] == [(check, 1)]
 
 
 @pytest.mark.prebuild("stock-6.12", "kallsyms-6.12", "exports-6.12", "bpf13-6.12")
