@@ -310,7 +310,7 @@ beside the module's sample. Usage: ksymlab pageblock PFN"""
         if raw is None:
             raise gdb.GdbError(f"ksymlab: pageblock: pfn {pfn:#x} has no memory section")
         say("pfn", f"{start:#x}")
-        say("gdb migratetype", raw & pb.mask)
+        say("gdb migratetype", pb.type_of(raw))
         say("gdb skip", bool(raw & pb.skip_bit))
         say("gdb online", pb.online(start))
         mine = [s for s in kv.read_results()["pageblocks"] if s["pfn"] == start]

@@ -187,8 +187,10 @@ class Pageblocks:
 
     def migratetype(self, pfn):
         raw = self.raw(pfn)
-        if raw is None:
-            return None
+        return None if raw is None else self.type_of(raw)
+
+    def type_of(self, raw):
+        """The migratetype a block's bits read as (7.2: the isolate bit wins)."""
         return self.isolate if raw & self.iso_bit else raw & self.mask
 
     def raw(self, pfn):
@@ -238,7 +240,7 @@ def read_pageblocks(order):
             if raw is None:
                 continue
             out.append({"node": nid, "zone": z["name"].string(), "zid": zid,
-                        "pfn": pfn & ~(per_block - 1), "mt": raw & pb.mask,
+                        "pfn": pfn & ~(per_block - 1), "mt": pb.type_of(raw),
                         "raw": raw, "skip": bool(raw & pb.skip_bit),
                         "online": pb.online(pfn)})
     return out

@@ -201,15 +201,26 @@ def read_module_sections(prog: Program, name: str) -> dict:
     """The section addresses of the loaded module as the kernel records them
     (struct module's sect_attrs, what /sys/module/<name>/sections shows)."""
     for mod in list_for_each_entry("struct module", prog["modules"].address_of_(), "list"):
-        if mod.name.string_().decode() != name:
-            continue
-        attrs = mod.sect_attrs
-        out = {}
-        for i in range(attrs.nsections.value_()):
-            a = attrs.attrs[i]
-            out[a.battr.attr.name.string_().decode()] = a.address.value_()
-        return out
+        if mod.name.string_().decode() == name:
+            return section_attrs(mod.sect_attrs)
     raise Bad(f"module {name} is not on the kernel's module list")
+
+
+def section_attrs(attrs: Object) -> dict:
+    """Name -> address of each struct module_sect_attrs entry. Up to 6.12
+    (kernel/module/sysfs.c) nsections entries of struct module_sect_attr
+    {battr, address}; since 6.14 (7.2.12's sysfs.c) the group's NULL-ended
+    bin_attrs, the address in each bin_attribute's private."""
+    if attrs.type_.type.has_member("nsections"):
+        return {a.battr.attr.name.string_().decode(): a.address.value_()
+                for a in (attrs.attrs[i] for i in range(attrs.nsections.value_()))}
+    out = {}
+    battrs = attrs.grp.bin_attrs
+    i = 0
+    while battrs[i].value_():
+        out[battrs[i].attr.name.string_().decode()] = battrs[i].private.value_()
+        i += 1
+    return out
 
 
 def devt_text(dev: int) -> str:

@@ -127,7 +127,7 @@ def test_a_version_the_archive_lost_is_one_line(tmp_path, archive_of, monkeypatc
 def _options(tmp_path, **given):
     from harness.options import RunOptions as Options
     text = (variants.BUILTIN_DIR / "stock.toml").read_text()
-    vfile = tmp_path / "stock-7.2.toml"
+    vfile = tmp_path / "mine-7.2.toml"
     vfile.write_text(text.replace('line = "6.1"', 'line = "7.2"')
                      .replace('"linux-source-6.1"', '"linux-source-7.2"')
                      .replace('"/usr/src/linux-source-6.1.tar.xz"', f'"{TARBALL}"')
@@ -137,7 +137,7 @@ def _options(tmp_path, **given):
 
 def test_a_run_selecting_the_variant_fetches_its_source(tmp_path, archive_of):
     log = archive_of(_deb(tmp_path))
-    (v,) = _options(tmp_path).select(["stock-7.2"])
+    (v,) = _options(tmp_path).select(["mine-7.2"])
     assert v.tarball.read_bytes() == CONTENT and (tmp_path / "cache") in v.tarball.parents
     assert "apt-get download linux-source-7.2=7.2.12-1" in log.read_text()
 
@@ -148,5 +148,5 @@ def test_ksymlab_tarball_replaces_the_pinned_package_without_a_fetch(tmp_path, a
     mine = tmp_path / "mine.tar.xz"
     mine.write_bytes(b"x")
     monkeypatch.delenv("KSYMLAB_TARBALL", raising=False)
-    (v,) = _options(tmp_path, tarball=mine).select(["stock-7.2"])
+    (v,) = _options(tmp_path, tarball=mine).select(["mine-7.2"])
     assert v.tarball == mine and not log.exists()
