@@ -141,7 +141,7 @@ def checks(tree_src, seeds, skip=(), line=None):
     (a directory with Module.symvers and vmlinux) of kernel line `line`
     (seedlines.py: what that line changed). `skip`: seeds whose claims are
     waived (superseded upstream)."""
-    wanted = [c for s in seeds if s not in skip for c in seedlines.claims(s, line)]
+    wanted = [c for s in seeds if s not in skip for c in seedlines.line_claims(s, line)]
     if not wanted:
         return []
     symvers_path, vmlinux = tree_src / "Module.symvers", tree_src / "vmlinux"

@@ -54,7 +54,7 @@ def change(seed, line):
     return None
 
 
-def claims(seed, line):
+def line_claims(seed, line):
     """The claims of `seed` checked on a tree of kernel line `line`."""
     c = change(seed, line)
     base = posted_claims(seed)

@@ -114,7 +114,7 @@ def claim_ids(seed, line=None):
     none for a superseded seed."""
     if seed["status"] == "superseded":
         return []
-    return [c.id for c in seedlines.claims(seed["seed"], line)]
+    return [c.id for c in seedlines.line_claims(seed["seed"], line)]
 
 
 def claim_texts(seed):
@@ -163,19 +163,21 @@ def evaluate(results):
         # when the variant's module or guest never ran
         broken = [c for n in names if n not in ran for c in results[n].values
                   if c.id in claim_ids(seed, results[n].kernel_line) and c.disagrees]
-        changed = sorted({(results[n].kernel_line, ch.why) for n in names
+        changed = sorted({(results[n].kernel_line, ch) for n in names
                           for ch in [seedlines.change(seed["seed"], results[n].kernel_line)]
-                          if ch})
+                          if ch}, key=lambda lc: lc[0])
         if broken:
             checks += broken
             holds = False
         rows.append({"seed": seed["seed"], "title": seed["title"], "status": seed["status"],
-                     "why": "; ".join([seed["why"]] + [f"on {ln}: {w}" for ln, w in changed]),
+                     "why": "; ".join([seed["why"]] + [f"on {ln}: {c.why}" for ln, c in changed]),
                      "variants": names, "checks": len(checks),
                      "agree": sum(c.agrees for c in checks),
                      "disagree": sum(c.disagrees for c in checks),
                      "unchecked": sum(c.unchecked for c in checks), "missing": missing,
-                     "claims": claim_texts(seed),
+                     "claims": claim_texts(seed) + [
+                         f"on {ln} instead: " + "; ".join(a.short for a in c.added)
+                         for ln, c in changed],
                      "claims_checked": seed["status"] != "superseded",
                      "holds": holds})
     return rows

@@ -56,7 +56,7 @@ def ok(kind, key):
 
 
 def result_72(extra=()):
-    claims = [ok("seed", c.key) for s in SEEDS_72 for c in seedlines.claims(s, "7.2")]
+    claims = [ok("seed", c.key) for s in SEEDS_72 for c in seedlines.line_claims(s, "7.2")]
     rows = [ok("writeback", "dirty_limit/tracepoint-arg"), ok("prio", "pid 1"),
             ok("migratetype", "zone Movable mt 1"), ok("pageblock", "pfn 0x8000"),
             ok("ustack", "pid 1"), ok("blockdev", "ram0"), *claims, *extra]
@@ -78,6 +78,9 @@ def test_the_seed_table_holds_3_and_6_on_72_and_says_what_changed():
         r = row(rows, seed)
         assert r["holds"] is True and r["missing"] == [], r
         assert "on 7.2: " in r["why"] and said in r["why"]
+    assert row(rows, "3/9")["claims"][-1] == "on 7.2 instead: balance_dirty_pages: 8 parameters"
+    assert row(rows, "6/9")["claims"][-1] == \
+        "on 7.2 instead: get_pfnblock_migratetype exported GPL-only"
     assert "on 7.2" not in row(rows, "5/9")["why"]
 
 
