@@ -8,10 +8,11 @@
  * needs global_wb_domain itself, resolved by name; when that fails the
  * dirty limit is reported as unavailable, as LTTng reports 0.
  *
- * On the v2 series balance_dirty_pages passes the dirty throttle control
- * instead (as upstream since v6.15), whose hard limit is taken before the
- * pass may move the domain's dirty_limit; the module reads dirty_limit from
- * the domain global_dirty_state passed it, as in exports mode.
+ * On the v2 series and since v6.15 upstream (7.2) balance_dirty_pages
+ * passes the dirty throttle control instead, whose hard limit is taken
+ * before the pass may move the domain's dirty_limit; the module reads
+ * dirty_limit from the domain global_dirty_state passed it (exports
+ * mode) or from global_wb_domain.
  */
 
 #include <linux/seq_file.h>
@@ -65,8 +66,13 @@ static void ksymlab_wb_bdp(struct wb_domain *dom)
 	spin_unlock_irqrestore(&ksymlab_wb_lock, flags);
 }
 
-#if defined(KSYMLAB_V2)
-/* global_dirty_state passes the global domain; balance_dirty_pages does not. */
+/*
+ * global_dirty_state passes the domain with the seed series and with v2
+ * (exports mode); balance_dirty_pages passes the dirty throttle control
+ * where the header says so (v2, and upstream since v6.15: Kbuild's
+ * KSYMLAB_BDP_DTC), else the domain with the seed series, else neither.
+ */
+#ifdef KSYMLAB_MODE_EXPORTS
 static struct wb_domain *ksymlab_domain;
 
 static void ksymlab_probe_gds(void *data, struct wb_domain *dom,
@@ -77,6 +83,28 @@ static void ksymlab_probe_gds(void *data, struct wb_domain *dom,
 	ksymlab_wb_gds(dom, bg_thresh, dirty_thresh);
 }
 
+/*
+ * The domain global_dirty_state passed, for a balance_dirty_pages without
+ * one (KSYMLAB_BDP_DTC); the seed series' own passes it.
+ */
+static __maybe_unused struct wb_domain *ksymlab_bdp_domain(void)
+{
+	return READ_ONCE(ksymlab_domain);
+}
+#else
+static void ksymlab_probe_gds(void *data, unsigned long bg_thresh,
+			      unsigned long dirty_thresh)
+{
+	ksymlab_wb_gds(ksymlab_global_wb_domain(), bg_thresh, dirty_thresh);
+}
+
+static struct wb_domain *ksymlab_bdp_domain(void)
+{
+	return ksymlab_global_wb_domain();
+}
+#endif
+
+#if defined(KSYMLAB_BDP_DTC)
 static void ksymlab_probe_bdp(void *data, struct bdi_writeback *wb,
 			      struct dirty_throttle_control *dtc,
 			      unsigned long dirty_ratelimit,
@@ -84,16 +112,9 @@ static void ksymlab_probe_bdp(void *data, struct bdi_writeback *wb,
 			      unsigned long dirtied, unsigned long period,
 			      long pause, unsigned long start_time)
 {
-	ksymlab_wb_bdp(READ_ONCE(ksymlab_domain));
+	ksymlab_wb_bdp(ksymlab_bdp_domain());
 }
 #elif defined(KSYMLAB_MODE_EXPORTS)
-static void ksymlab_probe_gds(void *data, struct wb_domain *dom,
-			      unsigned long bg_thresh,
-			      unsigned long dirty_thresh)
-{
-	ksymlab_wb_gds(dom, bg_thresh, dirty_thresh);
-}
-
 static void ksymlab_probe_bdp(void *data, struct wb_domain *dom,
 			      struct bdi_writeback *wb, unsigned long thresh,
 			      unsigned long bg_thresh, unsigned long dirty,
@@ -107,12 +128,6 @@ static void ksymlab_probe_bdp(void *data, struct wb_domain *dom,
 	ksymlab_wb_bdp(dom);
 }
 #else
-static void ksymlab_probe_gds(void *data, unsigned long bg_thresh,
-			      unsigned long dirty_thresh)
-{
-	ksymlab_wb_gds(ksymlab_global_wb_domain(), bg_thresh, dirty_thresh);
-}
-
 static void ksymlab_probe_bdp(void *data, struct bdi_writeback *wb,
 			      unsigned long thresh, unsigned long bg_thresh,
 			      unsigned long dirty, unsigned long bdi_thresh,
@@ -122,7 +137,7 @@ static void ksymlab_probe_bdp(void *data, struct bdi_writeback *wb,
 			      unsigned long dirtied, unsigned long period,
 			      long pause, unsigned long start_time)
 {
-	ksymlab_wb_bdp(ksymlab_global_wb_domain());
+	ksymlab_wb_bdp(ksymlab_bdp_domain());
 }
 #endif
 

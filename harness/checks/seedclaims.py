@@ -35,7 +35,8 @@ from ..progress import say
 from ..model.enums import Source
 from ..model.results import Check
 from ..errors import HarnessError
-from .seedparse import claims, spelled, typed
+from . import seedlines
+from .seedparse import spelled, typed
 
 # ---------------------------------------------------------------- artifacts
 
@@ -135,11 +136,12 @@ def check_rows(claim_list, symvers, ksymtab, tps, members=None):
     return rows
 
 
-def checks(tree_src, seeds, skip=()):
+def checks(tree_src, seeds, skip=(), line=None):
     """Check rows for every claim of the seeds a variant carries, on its built tree
-    (a directory with Module.symvers and vmlinux). `skip`: seeds whose claims are
+    (a directory with Module.symvers and vmlinux) of kernel line `line`
+    (seedlines.py: what that line changed). `skip`: seeds whose claims are
     waived (superseded upstream)."""
-    wanted = [c for s in seeds if s not in skip for c in claims(s)]
+    wanted = [c for s in seeds if s not in skip for c in seedlines.line_claims(s, line)]
     if not wanted:
         return []
     symvers_path, vmlinux = tree_src / "Module.symvers", tree_src / "vmlinux"
@@ -163,7 +165,7 @@ def variant_checks(tree, variant, waived):
     """The claim checks of every seed `variant` carries, on its built `tree`; the claims
     of the seeds in `waived` (seeds.superseded(): superseded upstream) are not
     checked (their rows in the report say why)."""
-    rows = checks(tree.src, variant.seeds, skip=waived)
+    rows = checks(tree.src, variant.seeds, skip=waived, line=variant.kernel_line)
     if rows:
         bad = sum(r.disagrees for r in rows)
         say("seeds", f"{variant.name}: {len(rows) - bad}/{len(rows)} seed claims hold "

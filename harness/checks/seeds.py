@@ -20,7 +20,7 @@ on the variant's built tree, so a port that drifts from its seed fails its
 row. The kallsyms variant's revert of 0bd476e6 is a row of its own.
 """
 
-from . import seedparse
+from . import seedlines, seedparse
 
 SEEDS = [
     {"seed": "1/9", "title": "tracepoint: call vmalloc_sync_mappings() on registration",
@@ -109,11 +109,12 @@ def superseded():
     return {s["seed"] for s in SEEDS if s["status"] == "superseded"}
 
 
-def claim_ids(seed):
-    """The seed-claim check ids a seed names: none for a superseded seed."""
+def claim_ids(seed, line=None):
+    """The seed-claim check ids a seed names (on kernel line `line`, seedlines.py):
+    none for a superseded seed."""
     if seed["status"] == "superseded":
         return []
-    return [c.id for c in seedparse.claims(seed["seed"])]
+    return [c.id for c in seedlines.line_claims(seed["seed"], line)]
 
 
 def claim_texts(seed):
@@ -123,7 +124,8 @@ def claim_texts(seed):
 def _evidence(seed, result):
     """The checks `seed` names in `result`, and the ids and kinds it names that are missing."""
     rows = result.by_id()
-    ids = list(seed.get("ids", ())) + claim_ids(seed)
+    line = result.kernel_line
+    ids = seedlines.evidence_ids(seed["seed"], line, seed.get("ids", ())) + claim_ids(seed, line)
     checks = [rows[i] for i in ids if i in rows]
     missing = [i for i in ids if i not in rows]
     for kind in seed.get("kinds", ()):
@@ -159,18 +161,23 @@ def evaluate(results):
             (not missing and bool(checks) and not any(c.disagrees for c in checks))
         # a claim is checked on the built tree: one that failed fails the seed even
         # when the variant's module or guest never ran
-        ids = set(claim_ids(seed))
         broken = [c for n in names if n not in ran for c in results[n].values
-                  if c.id in ids and c.disagrees]
+                  if c.id in claim_ids(seed, results[n].kernel_line) and c.disagrees]
+        changed = sorted({(results[n].kernel_line, ch) for n in names
+                          for ch in [seedlines.change(seed["seed"], results[n].kernel_line)]
+                          if ch}, key=lambda lc: lc[0])
         if broken:
             checks += broken
             holds = False
         rows.append({"seed": seed["seed"], "title": seed["title"], "status": seed["status"],
-                     "why": seed["why"], "variants": names, "checks": len(checks),
+                     "why": "; ".join([seed["why"]] + [f"on {ln}: {c.why}" for ln, c in changed]),
+                     "variants": names, "checks": len(checks),
                      "agree": sum(c.agrees for c in checks),
                      "disagree": sum(c.disagrees for c in checks),
                      "unchecked": sum(c.unchecked for c in checks), "missing": missing,
-                     "claims": claim_texts(seed),
+                     "claims": claim_texts(seed) + [
+                         f"on {ln} instead: " + "; ".join(a.short for a in c.added)
+                         for ln, c in changed],
                      "claims_checked": seed["status"] != "superseded",
                      "holds": holds})
     return rows

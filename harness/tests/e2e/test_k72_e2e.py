@@ -1,6 +1,7 @@
 """End to end: the 7.2 line (Debian forky's linux-source-7.2, fetched by its pin)
-with the probe module in kprobe mode (stock-7.2) and by name through 0bd476e6's
-revert (kallsyms-7.2). One run of `--kernel 7.2`, shared by the tests here."""
+with the probe module in kprobe mode (stock-7.2), by name through 0bd476e6's
+revert (kallsyms-7.2) and through the seed series' exports (exports-7.2). One run
+of `--kernel 7.2`, shared by the tests here."""
 
 import json
 import subprocess
@@ -11,7 +12,7 @@ from harness.tests.e2e_runs import harness, tree_src
 
 pytestmark = pytest.mark.e2e
 
-VARIANTS = ("stock-7.2", "kallsyms-7.2")
+VARIANTS = ("exports-7.2", "stock-7.2", "kallsyms-7.2")
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +28,7 @@ def rows(rep, variant, kind):
 
 
 @pytest.mark.prebuild(*VARIANTS)
-def test_the_72_line_runs_its_two_variants_and_both_pass(k72_run):
+def test_the_72_line_runs_its_variants_and_each_passes(k72_run):
     p, rep = k72_run
     assert p.returncode == 0, p.stderr[-3000:]
     assert sorted(rep["variants"]) == sorted(VARIANTS)
@@ -68,3 +69,27 @@ def test_drgn_reads_the_module_sections_of_72s_struct_module_sect_attrs(k72_run)
     for v in VARIANTS:
         (row,) = [x for x in rows(rep, v, "vmcore") if x["key"] == "module-sections"]
         assert row["agree"] is True and row["sources"]["drgn"] == row["sources"]["guest"] > 10
+
+
+@pytest.mark.prebuild(*VARIANTS)
+def test_the_seeds_7_2_changed_hold_in_their_7_2_form_and_say_why(k72_run):
+    """3/9 (balance_dirty_pages takes the dtc upstream) and 6/9 (the export moves to
+    get_pfnblock_migratetype) hold on exports-7.2, each with its 7.2 reason; the
+    module linked to that export and read the limit through global_dirty_state."""
+    _, rep = k72_run
+    seeds = {r["seed"]: r for r in rep["seeds"]}
+    for seed, said in (("3/9", "f1ab2831e2a4"), ("6/9", "get_pfnblock_migratetype")):
+        r = seeds[seed]
+        assert r["holds"] is True and r["variants"] == ["exports-7.2"], r
+        assert "on 7.2: " in r["why"] and said in r["why"], r["why"]
+        assert r["claims"][-1].startswith("on 7.2 instead: "), r["claims"]
+    assert seeds["2/9"]["variants"] == [] and seeds["2/9"]["holds"] is None
+    v = rep["variants"]["exports-7.2"]
+    (sym,) = [s for s in v["symbols"] if s["key"] == "get_pfnblock_migratetype"]
+    assert sym["agree"] is True
+    wb = {x["key"]: x for x in rows(rep, "exports-7.2", "writeback")}
+    assert wb["dirty_limit/tracepoint-arg"]["agree"] is True
+    claims = {x["key"] for x in rows(rep, "exports-7.2", "seed")}
+    assert "3/9/tracepoint/balance_dirty_pages/args" in claims
+    assert "6/9/export/get_pfnblock_migratetype" in claims
+    assert "6/9/export/get_pfnblock_flags_mask" not in claims

@@ -1,7 +1,7 @@
 """Patches and module sources: checkpatch --strict clean, and every series applies with git am.
 
-Two kernel lines, each with its own tarball, patch root and checkpatch:
-6.1 (patches/<series>/) and 6.12 (patches/6.12/<series>/).
+Three kernel lines, each with its own tarball, patch root and checkpatch:
+6.1 (patches/<series>/), 6.12 (patches/6.12/<series>/) and 7.2 (patches/7.2/<series>/).
 """
 
 import re
@@ -11,20 +11,30 @@ from pathlib import Path
 
 import pytest
 
-from harness.prepare import kernel, variants
+from harness.prepare import kernel, ksource, variants
 from harness import paths
 
 pytestmark = pytest.mark.e2e
 
 SERIES = ["exports", "kallsyms", "bpf13"]
-# every line's series (v2 since its 6.12 port too)
-LINE_SERIES = {"6.1": SERIES + ["v2"], "6.12": SERIES + ["v2"]}
+# every line's series (v2 since its 6.12 port too; 7.2: no bpf13, v2 not yet)
+LINE_SERIES = {"6.1": SERIES + ["v2"], "6.12": SERIES + ["v2"], "7.2": ["exports", "kallsyms"]}
 
-# kernel line -> (Debian source tarball, patch root)
+# kernel line -> (Debian source tarball, patch root); 7.2's tarball is fetched by
+# its pin into the cache (harness/prepare/ksource.py) on first use
 LINES = {
     "6.1": (Path("/usr/src/linux-source-6.1.tar.xz"), paths.REPO / "patches"),
     "6.12": (Path("/usr/src/linux-source-6.12.tar.xz"), paths.REPO / "patches" / "6.12"),
+    "7.2": (None, paths.REPO / "patches" / "7.2"),
 }
+
+
+def tarball(line):
+    given = LINES[line][0]
+    if given is not None:
+        return given
+    v = ksource.resolve(variants.VARIANTS[f"stock-{line}"], paths.cache_root())
+    return ksource.ensure(v, paths.cache_root())
 
 
 def series_patches(line, series):
@@ -40,9 +50,8 @@ def tree(line):
     """A built stock tree of that line from the cache (extracted tarball, no .git:
     checkpatch's usual setting), built on first use."""
     if line not in _trees:
-        tarball, root = LINES[line]
-        _trees[line] = kernel.prepare(variants.select(["stock"], root)[0],
-                                      paths.cache_root(), tarball)
+        _trees[line] = kernel.prepare(variants.select(["stock"], LINES[line][1])[0],
+                                      paths.cache_root(), tarball(line))
     return _trees[line]
 
 
@@ -91,14 +100,14 @@ def pristine(line, tmp_path_factory):
     """The files any series of that line modifies, from its tarball in one pass:
     git am needs no more."""
     if line not in _pristine:
-        tarball = LINES[line][0]
+        source = tarball(line)
         files = set()
         for s in LINE_SERIES[line]:
             files |= touched_files(series_patches(line, s))
         out = tmp_path_factory.mktemp(f"pristine-{line}")
-        top = subprocess.run(["tar", "-tf", str(tarball)], capture_output=True,
+        top = subprocess.run(["tar", "-tf", str(source)], capture_output=True,
                              text=True, check=True).stdout.split("/", 1)[0]
-        subprocess.run(["tar", "-xf", str(tarball), "-C", str(out),
+        subprocess.run(["tar", "-xf", str(source), "-C", str(out),
                         "--strip-components=1", *[f"{top}/{f}" for f in sorted(files)]],
                        check=True)
         _pristine[line] = out
