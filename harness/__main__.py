@@ -119,8 +119,8 @@ def _cache_args(p):
     p.add_argument("action", nargs="?", default="list", choices=("list", "prune", "clear"),
                    help="list (default), prune (evict least recently used entries down to "
                    "the cap now) or clear (evict every entry not in use)")
-    p.add_argument("--max", metavar="SIZE", help="the cap, e.g. 30G (default: "
-                   "$KSYMLAB_CACHE_MAX or 30G; off for none)")
+    p.add_argument("--max", metavar="SIZE", help="the cap, e.g. 40G (default: "
+                   "$KSYMLAB_CACHE_MAX or 40G; off for none)")
 
 
 def _show_args(p):

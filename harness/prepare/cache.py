@@ -21,9 +21,9 @@ entry was completed (and the variant). ccache keeps its own cap
 (CCACHE_MAXSIZE) and is not managed here.
 
 The cap is KSYMLAB_CACHE_MAX (bytes, or with a K/M/G/T suffix, binary; "0"
-or "off" for none), default 30 GiB: both kernel lines' default variants and
-the debug tree take about 19 GiB, and a cap below the working set would
-evict a tree a later run needs. Eviction runs after a new entry is
+or "off" for none), default 40 GiB: `make check`'s working set (three kernel
+lines, the debug and no-COMPAT trees, LTTng builds) is 30 GiB or more, and a cap
+below the working set evicts a tree a later test needs (stop 51's CI). Eviction runs after a new entry is
 completed, and on `python3 -m harness cache prune`.
 """
 

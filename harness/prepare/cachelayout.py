@@ -22,7 +22,7 @@ from typing import Optional
 
 from ..errors import HarnessError
 
-DEFAULT_MAX = 30 << 30
+DEFAULT_MAX = 40 << 30
 _UNITS = {"": 1, "B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 

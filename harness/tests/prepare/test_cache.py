@@ -44,7 +44,7 @@ def keys(es):
 
 
 def test_cap_from_env_and_sizes():
-    assert cache.cap_from_env({}) == 30 << 30
+    assert cache.cap_from_env({}) == 40 << 30
     assert cache.cap_from_env({"KSYMLAB_CACHE_MAX": "5G"}) == 5 << 30
     assert cache.cap_from_env({"KSYMLAB_CACHE_MAX": "512M"}) == 512 << 20
     assert cache.cap_from_env({"KSYMLAB_CACHE_MAX": "1.5GiB"}) == 3 << 29
