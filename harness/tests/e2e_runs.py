@@ -60,6 +60,16 @@ def harness(*args, env=None, timeout=3600, cwd=None):
                           timeout=timeout, stdin=subprocess.DEVNULL)
 
 
+def variant_report(runs, variant):
+    """One variant's part of the latest run's report.json under `runs`."""
+    return json.loads((runs / "latest" / "report.json").read_text())["variants"][variant]
+
+
+def src(row, source):
+    """The value `source` gave for a report row (None when it gave none)."""
+    return row["sources"].get(source)
+
+
 def tree_src(key):
     """The source and build directory of the cached tree `key`."""
     return paths.cache_root() / "trees" / key / "linux"

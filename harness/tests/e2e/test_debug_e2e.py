@@ -6,23 +6,13 @@ dmesg. Each fault the debug kernel exists to catch is shown caught here, on
 purpose, by the module's test-only parameters (probe-module/README.md).
 """
 
-import json
 import re
 
 import pytest
 
-from harness.tests.e2e_runs import harness
+from harness.tests.e2e_runs import harness, src, variant_report
 
 pytestmark = pytest.mark.e2e
-
-
-def variant_report(runs, variant):
-    return json.loads((runs / "latest" / "report.json").read_text())["variants"][variant]
-
-
-def src(row, source):
-    """The value `source` gave for a report row (None when it gave none)."""
-    return row["sources"].get(source)
 
 
 def debug_run(tmp_path, *args):

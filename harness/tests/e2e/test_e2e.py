@@ -19,7 +19,8 @@ from harness import paths
 from harness.guest import scenario
 from harness.oracles import sched_prio
 from harness.checks.drgn_columns import PBSTATES_KEY
-from harness.tests.e2e_runs import harness, nm_address, qemu_processes, tree_src
+from harness.tests.e2e_runs import (harness, nm_address, qemu_processes, src, tree_src,
+                                    variant_report)
 
 pytestmark = pytest.mark.e2e
 
@@ -57,16 +58,6 @@ METHODS = {"exports": "export", "kallsyms": "kallsyms", "stock": "kprobe", "bpf1
 VARIANTS = list(METHODS)
 
 
-def variant_report(runs, variant):
-    return json.loads((runs / "latest" / "report.json").read_text())["variants"][variant]
-
-
-def src(row, source):
-    """The value `source` gave for a report row (None when it gave none)."""
-    return row["sources"].get(source)
-
-
-@pytest.mark.parametrize("variant", VARIANTS)
 def test_every_symbol_address_matches_nm(default_run, variant):
     runs = default_run.runs
     v = variant_report(runs, variant)
