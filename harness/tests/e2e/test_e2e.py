@@ -58,6 +58,7 @@ METHODS = {"exports": "export", "kallsyms": "kallsyms", "stock": "kprobe", "bpf1
 VARIANTS = list(METHODS)
 
 
+@pytest.mark.parametrize("variant", VARIANTS)
 def test_every_symbol_address_matches_nm(default_run, variant):
     runs = default_run.runs
     v = variant_report(runs, variant)
