@@ -121,11 +121,23 @@ def claim_texts(seed):
     return [c.short for c in seedparse.claims(seed["seed"])]
 
 
+def _not_run(result, ids):
+    """Of the evidence ids and prefixes `ids`, those of a step `result` did not run:
+    LTTng's rows ("lttng:...") on a variant whose LTTng step did not run (no [lttng]
+    table, or --no-lttng: harness/steps.py records no "lttng" lap then)."""
+    if "lttng" in result.timings:
+        return []
+    return [i for i in ids if i.startswith("lttng:")]
+
+
 def _evidence(seed, result):
-    """The checks `seed` names in `result`, and the ids and kinds it names that are missing."""
+    """The checks `seed` names in `result`, the ids and kinds it names that are missing,
+    and those of a step that did not run on this variant (_not_run)."""
     rows = result.by_id()
     line = result.kernel_line
     ids = seedlines.evidence_ids(seed["seed"], line, seed.get("ids", ())) + claim_ids(seed, line)
+    not_run = _not_run(result, ids + list(seed.get("prefixes", ())))
+    ids = [i for i in ids if i not in not_run]
     checks = [rows[i] for i in ids if i in rows]
     missing = [i for i in ids if i not in rows]
     for kind in seed.get("kinds", ()):
@@ -134,11 +146,13 @@ def _evidence(seed, result):
         if not of_kind:
             missing.append(f"{kind}:*")
     for prefix in seed.get("prefixes", ()):
+        if prefix in not_run:
+            continue
         named = [c for i, c in rows.items() if i.startswith(prefix)]
         checks += named
         if not named:
             missing.append(f"{prefix}*")
-    return checks, missing
+    return checks, missing, not_run
 
 
 def evaluate(results):
@@ -151,12 +165,13 @@ def evaluate(results):
     rows = []
     for seed in SEEDS:
         names = [n for n, r in results.items() if seed["seed"] in r.seeds]
-        checks, missing = [], []
+        checks, missing, not_run = [], [], []
         ran = [n for n in names if results[n].ran]
         for name in ran:
-            found, absent = _evidence(seed, results[name])
+            found, absent, skipped = _evidence(seed, results[name])
             checks += found
             missing += [f"{name}: {m}" for m in absent]
+            not_run += [f"{name}: {m}" for m in skipped]
         holds = None if not ran or len(ran) < len(names) else \
             (not missing and bool(checks) and not any(c.disagrees for c in checks))
         # a claim is checked on the built tree: one that failed fails the seed even
@@ -170,11 +185,13 @@ def evaluate(results):
             checks += broken
             holds = False
         rows.append({"seed": seed["seed"], "title": seed["title"], "status": seed["status"],
-                     "why": "; ".join([seed["why"]] + [f"on {ln}: {c.why}" for ln, c in changed]),
+                     "why": "; ".join([seed["why"]] + [f"on {ln}: {c.why}" for ln, c in changed]
+                                      + ([f"not run: {', '.join(not_run)}"] if not_run else [])),
                      "variants": names, "checks": len(checks),
                      "agree": sum(c.agrees for c in checks),
                      "disagree": sum(c.disagrees for c in checks),
                      "unchecked": sum(c.unchecked for c in checks), "missing": missing,
+                     "not_run": not_run,
                      "claims": claim_texts(seed) + [
                          f"on {ln} instead: " + "; ".join(a.short for a in c.added)
                          for ln, c in changed],

@@ -7,9 +7,10 @@ from harness.model.results import Check, StepError, VariantResult
 ALL = tuple(f"{i}/9" for i in range(1, 10))
 
 
-def result(values, symbols=(), name="exports", error=None, seeds=ALL):
+def result(values, symbols=(), name="exports", error=None, seeds=ALL, lttng=True):
+    """A variant's result; `lttng`: its LTTng step ran (the "lttng" lap, harness/steps.py)."""
     return VariantResult(name, "test", "exports", symbols=tuple(symbols), values=tuple(values),
-                         error=error, seeds=seeds)
+                         error=error, seeds=seeds, timings={"lttng": 9.5} if lttng else {})
 
 
 def check(kind, key, agree=True):
@@ -188,3 +189,31 @@ def test_a_v2_claim_that_failed_fails_its_seed():
            else v for v in V2_GOOD]
     rows = seeds.evaluate({"exports-v2": result(bad, V2_SYMBOLS, "exports-v2", seeds=V2)})
     assert row(rows, "v2-8/8")["holds"] is False and row(rows, "v2-1/8")["holds"] is True
+
+
+def test_lttng_evidence_is_not_run_on_a_variant_without_lttng_and_says_so():
+    """exports-v2-7.2 has no LTTng yet: its v2 seeds stand on the probe module's rows and
+    their claims, and the row names the LTTng evidence not run."""
+    probe_only = [v for v in V2_GOOD if v.kind != "lttng"]
+    rows = seeds.evaluate({"exports-v2-7.2": result(probe_only, V2_SYMBOLS, "exports-v2-7.2",
+                                                    seeds=V2, lttng=False)})
+    r = row(rows, "v2-7/8")
+    assert r["holds"] is True and r["checks"] == 1 and r["missing"] == []
+    assert r["not_run"] == ["exports-v2-7.2: lttng:statedump_irq/"]
+    assert "not run: exports-v2-7.2: lttng:statedump_irq/" in r["why"]
+    assert row(rows, "v2-4/8")["not_run"] == ["exports-v2-7.2: lttng:ustack/stack"]
+    # the probe module's own evidence is still required
+    no_ustack = [v for v in probe_only if v.kind != "ustack"]
+    r = row(seeds.evaluate({"x": result(no_ustack, V2_SYMBOLS, "x", seeds=V2, lttng=False)}),
+            "v2-4/8")
+    assert r["holds"] is False and r["missing"] == ["x: ustack:*"]
+
+
+def test_lttng_evidence_that_ran_and_is_absent_is_missing():
+    """With the LTTng lap recorded, LTTng rows that are absent fail their seeds (the mutant
+    that treats every LTTng id as not run passes them)."""
+    probe_only = [v for v in V2_GOOD if v.kind != "lttng"]
+    rows = seeds.evaluate({"exports-v2": result(probe_only, V2_SYMBOLS, "exports-v2", seeds=V2)})
+    assert {r["seed"] for r in rows if r["holds"] is False} == {
+        "v2-1/8", "v2-2/8", "v2-3/8", "v2-4/8", "v2-7/8", "v2-8/8"}
+    assert all(r["not_run"] == [] for r in rows)
