@@ -194,12 +194,15 @@ def rows(build_dir, kallsyms, checks, lost, version, series=None, resolved=()):
         if feature is None:
             status = "not exercised by the session"
         else:
+            # an unchecked row (a derived value no oracle reads: writeback/derived/*)
+            # says nothing either way; one that disagrees makes the feature wrong
             mine = [c for c in checks if c.key.startswith(FEATURE_ROWS[feature])]
-            if feature in lost and all(c.agrees for c in mine):
+            wrong = any(c.disagrees for c in mine)
+            if feature in lost and not wrong:
                 status = LOST
-            elif mine and all(c.agrees for c in mine):
+            elif any(c.agrees for c in mine) and not wrong:
                 status = WORKS.get(feature, "works (values agree with the oracles)")
-            elif not mine:
+            elif not wrong:
                 status = ABSENT.get(feature, "no evidence")
             else:
                 status = "wrong or missing (see the lttng rows)"

@@ -54,6 +54,25 @@ def test_feature_status_follows_the_rows(build_dir):
     assert row.get("feature").startswith("wrong")
 
 
+def test_an_unchecked_row_beside_agreeing_ones_leaves_the_feature_working(build_dir):
+    """The writeback rows of every LTTng run: five agree, three derived values
+    (writeback/derived/*) have no oracle. Before, "all agree" read the unchecked
+    ones as failures: global_wb_domain said "wrong or missing" on every variant."""
+    from harness.model.results import Check
+    rows = [Check("lttng", "writeback/global_dirty_state", {}, True),
+            Check("lttng", "writeback/derived/paused", {}, None)]
+    got = {c.key: c for c in coverage.rows(build_dir, True, rows, (), "2.13.9")}
+    assert got["global_wb_domain"].get("feature").startswith("works")
+    bad = rows + [Check("lttng", "writeback/dirty_limit-at-stop", {}, False)]
+    got = {c.key: c for c in coverage.rows(build_dir, True, bad, (), "2.13.9")}
+    assert got["global_wb_domain"].get("feature").startswith("wrong")
+    only = [Check("lttng", "writeback/derived/paused", {}, None)]
+    got = {c.key: c for c in coverage.rows(build_dir, True, only, (), "2.13.9")}
+    assert got["global_wb_domain"].get("feature") == "no evidence"
+    lost = {c.key: c for c in coverage.rows(build_dir, True, rows, ("writeback",), "2.13.9")}
+    assert lost["global_wb_domain"].get("feature") == coverage.LOST
+
+
 def test_report_table_only_when_lttng_ran():
     assert coverage_md.coverage({"stock": {"values": []}}) == []
     rows = coverage_md.coverage({"stock": {"values": [
