@@ -1,9 +1,11 @@
 """Write the A/B report of one run: report.json, report.md, report.ktap and report.html."""
 
 import json
+from dataclasses import asdict
 
 from ..checks import confusions
-from . import calltypes_md, confusions_md, histograms, html, oracles_md, tally, timings
+from . import (calltypes_md, confusions_md, headline, histograms, html, oracles_md, tally,
+               timings)
 from .tally import Tally
 from .. import mdtables
 from .jsonrows import fmt, kinds, label, of_variant, source_names, sources_text
@@ -35,6 +37,7 @@ def assemble(meta, results, order, decided):
     rep["lttng_findings"] = coverage_md.findings(rep["variants"])
     rep["lttng_suite"] = suite_md.collect(rep["variants"])
     rep["lttng_suite_regressions"] = list(decided.suite_regressions)
+    rep["headline"] = [asdict(h) for h in headline.rows(rep)]
     rep["verdict"] = decided.verdict.value
     rep["verdict_reasons"] = list(decided.reasons)     # why it fails, a line each
     return rep
@@ -285,6 +288,7 @@ def markdown(report):
     if report.get("cluster"):       # how the client reached the Dask scheduler (cluster/)
         out += ["", f"Cluster: {report['cluster']['note']}."]
     out.append("")
+    headline.markdown(report, out)
     _summary(report, out)
     _matrix(report, out)
     _seeds(report, out)
