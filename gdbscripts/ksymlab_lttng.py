@@ -66,11 +66,20 @@ def _irq_desc(irq):
     return int(linux.mapletree.mtree_load(tree, irq))
 
 
+def _nr_irqs():
+    """The number of interrupt numbers: nr_irqs, or total_nr_irqs where it was renamed (7.2:
+    kernel/irq/irqdesc.c, which the rest of the kernel reads through irq_get_nr_irqs())."""
+    try:
+        return int(gdb.parse_and_eval("nr_irqs"))
+    except gdb.error:
+        return int(gdb.parse_and_eval("total_nr_irqs"))
+
+
 def read_irq_actions():
     """Every action of every allocated interrupt, as /proc/interrupts lists them:
     [{irq, chip, action}], by the allocated_irqs bitmap and irq_to_desc() written out
     here, not by a call into the guest (the module's irq_walk_actions() or LTTng's)."""
-    nr = int(gdb.parse_and_eval("nr_irqs"))
+    nr = _nr_irqs()
     try:
         # 6.1: the bitmap of allocated numbers; 6.12 keeps them in sparse_irqs only,
         # where a number without a descriptor loads as 0

@@ -76,7 +76,8 @@ def run_lttng(variant, tree, vdir, opts, series=None, kallsyms=None, prio=True):
     rows += tuple(splice.rows(ctx))
     # the kernel call stack against the built vmlinux's call sites, on the host
     rows += tuple(kstack.rows_for(ctx, tree.vmlinux, tree.src / ".config"))
-    rows += tuple(symaudit.rows(audit, symchecked, kallsyms, calltypes, variant.lttng_version))
+    rows += tuple(symaudit.rows(audit, symchecked, kallsyms, calltypes, variant.lttng_version,
+                                tree.src))
     rows += coverage.rows(out, kallsyms, rows, variant.lttng_lost, variant.lttng_version,
                           variant.lttng_series, symaudit.by_name(audit))
     facts["check_s"] = round(time.monotonic() - t0, 1)

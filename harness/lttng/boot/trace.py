@@ -28,11 +28,25 @@ WB_FIELDS = {"writeback_global_dirty_state": ("dirty_limit", "background_thresh"
              "writeback_balance_dirty_pages": BDP_FIELDS}
 
 
+# balance_dirty_pages' per-writeback fields, named after the wb since the event takes
+# the dtc (v6.15; LTTng 2.16 names them so too): the same values under both names.
+RENAMED = {"bdi_setpoint": "wb_setpoint", "bdi_dirty": "wb_dirty"}
+
+
+def renamed(values, name):
+    """values[name] of a mapping, or under the field's later name (RENAMED); None
+    when neither is there."""
+    got = values.get(name)
+    return values.get(RENAMED[name]) if got is None and name in RENAMED else got
+
+
 def _int(ev, name):
-    try:
-        return int(ev[name])
-    except KeyError:
-        return None
+    for n in (name, RENAMED.get(name)):
+        try:
+            return int(ev[n]) if n else None
+        except KeyError:
+            continue
+    return None
 
 
 def _addresses(ev, name):

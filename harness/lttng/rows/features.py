@@ -39,7 +39,7 @@ from ...oracles.sched_prio import expected_prios
 from .inputs import Inputs
 from .derived import derived_rows
 from .statedump import block_rows, irq_rows
-from ..boot.trace import BDP_FIELDS
+from ..boot.trace import BDP_FIELDS, renamed
 
 # Event kinds the session must record (each with a count row).
 EXPECTED_EVENTS = {
@@ -182,7 +182,7 @@ def writeback_rows(ctx):
     ftrace = ctx.guest.ftrace
     for event, (fevent, names) in FTRACE_FIELDS.items():
         ours = [dict(o) for o in ctx.summary.writeback[event]]
-        theirs = [{mine: f.values.get(ft) for mine, ft in names.items()}
+        theirs = [{mine: renamed(f.values, ft) for mine, ft in names.items()}
                   for f in ftrace if f.event == fevent]
         key = f"writeback/{event.split('writeback_', 1)[1]}"
         at = _contiguous(ours, theirs) if ours else None

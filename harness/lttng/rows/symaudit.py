@@ -23,6 +23,19 @@ from .coverage import NOT_LOOKED_UP
 # The names the seed series gives LTTng another way (export, tracepoint argument).
 COVERED = ("task_prio", "stack_trace_save_user", "get_pfnblock_flags_mask", "block_class",
            "disk_type", "global_wb_domain")
+# Where the kernel declares get_pfnblock_migratetype() (v6.17 and later: 7.2), the
+# flags reader is static and LTTng 2.16 looks that name up instead (its
+# wrapper/page_alloc.c); the probe module's Kbuild makes the same test.
+PAGEBLOCK_HEADER = "include/linux/pageblock-flags.h"
+
+
+def covered(tree_src=None):
+    """COVERED as LTTng names them on the kernel of `tree_src` (None: COVERED)."""
+    header = tree_src / PAGEBLOCK_HEADER if tree_src is not None else None
+    if header is None or "get_pfnblock_migratetype" not in header.read_text(errors="replace"):
+        return COVERED
+    return tuple("get_pfnblock_migratetype" if n == "get_pfnblock_flags_mask" else n
+                 for n in COVERED)
 
 
 def read(build_dir, tree):
@@ -46,14 +59,15 @@ def by_name(audit):
     return out
 
 
-def rows(audit, check, kallsyms, calltypes, version):
+def rows(audit, check, kallsyms, calltypes, version, tree_src=None):
     """The lttng rows of symcheck's view of one build of LTTng `version`; `kallsyms`:
     the build keeps the wrapper's lookups (False: CONFIG_LTTNG_KALLSYMS=n);
-    `calltypes`: the build's calltypes summary, one more row when given."""
+    `calltypes`: the build's calltypes summary, one more row when given; `tree_src`:
+    the kernel tree it was built against (covered())."""
     found = by_name(audit)
     gone = NOT_LOOKED_UP.get(version, {})
     out = []
-    for name in COVERED:
+    for name in covered(tree_src):
         where = found.get(name)
         looked_up = kallsyms and name not in gone
         ok = bool(where) == looked_up

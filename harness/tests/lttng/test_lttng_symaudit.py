@@ -143,3 +143,46 @@ def test_a_release_that_no_longer_looks_a_name_up_expects_no_lookup():
 def test_a_forgotten_version_is_an_error_not_2_13_9():
     with pytest.raises(TypeError):
         symaudit.rows(WRAPPED, CHECK, True, None)
+
+
+# LTTng 2.16.0 on 7.2.12 (stock-7.2's build, symcheck audit --tree): task_prio inlined,
+# get_pfnblock_migratetype looked up where the kernel has no get_pfnblock_flags_mask
+WRAPPED_216 = _audit([("stack_trace_save_user", "lttng_tracer"),
+                      ("get_pfnblock_migratetype", "lttng_wrapper"),
+                      ("irq_to_desc", "lttng_wrapper"),
+                      ("block_class", "lttng_statedump"), ("disk_type", "lttng_statedump"),
+                      ("global_wb_domain", "lttng_probe_writeback")])
+
+
+def tree(tmp_path, declares):
+    """A kernel tree whose pageblock-flags.h declares get_pfnblock_migratetype() or not."""
+    header = tmp_path / symaudit.PAGEBLOCK_HEADER
+    header.parent.mkdir(parents=True)
+    header.write_text("unsigned long get_pfnblock_flags_mask(const struct page *page);\n"
+                      if not declares else
+                      "enum migratetype get_pfnblock_migratetype(const struct page *page,\n"
+                      "\t\t\t\t\t unsigned long pfn);\n")
+    return tmp_path
+
+
+def test_on_a_kernel_with_get_pfnblock_migratetype_lttng_216_looks_that_up(tmp_path):
+    t72 = tree(tmp_path, True)
+    rows = {c.key: c for c in symaudit.rows(WRAPPED_216, CHECK, True, None, "2.16.0", t72)}
+    assert [k for k, c in rows.items() if c.disagrees] == []
+    assert rows["symcheck/by-name/get_pfnblock_migratetype"].agrees
+    assert "symcheck/by-name/get_pfnblock_flags_mask" not in rows
+    assert rows["symcheck/by-name/task_prio"].agrees       # inlined since 2.13.11
+    # the old name looked up on that kernel finds nothing there: its row fails
+    old = _audit([(n if n != "get_pfnblock_migratetype" else "get_pfnblock_flags_mask", m)
+                  for n, m in [("get_pfnblock_migratetype", "lttng_wrapper"),
+                               ("stack_trace_save_user", "lttng_tracer"),
+                               ("block_class", "lttng_statedump"),
+                               ("disk_type", "lttng_statedump"),
+                               ("global_wb_domain", "lttng_probe_writeback")]])
+    bad = [c.key for c in symaudit.rows(old, CHECK, True, None, "2.16.0", t72) if c.disagrees]
+    assert bad == ["symcheck/by-name/get_pfnblock_migratetype"]
+
+
+def test_on_an_older_kernel_the_name_is_get_pfnblock_flags_mask(tmp_path):
+    assert symaudit.covered(tree(tmp_path, False)) == symaudit.COVERED
+    assert symaudit.covered(None) == symaudit.COVERED
