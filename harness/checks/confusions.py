@@ -91,6 +91,9 @@ CONFUSIONS = {
                                                     "for the limit",
         "setpoint with the limit and thresh swapped": "balance_dirty_pages' setpoint: "
                                                       "(thresh + (limit + bg_thresh) / 2) / 2",
+        "setpoint without halving thresh + bg_thresh (LTTng 2.16.0)":
+            "balance_dirty_pages' setpoint as LTTng 2.16.0 records it since 6.14.2: "
+            "(limit + thresh + bg_thresh) / 2",
         "tgid for pid": "callstack_user: the leader's stack for the calling thread's",
         "one frame less": "callstack_user without its outermost frame",
         "next frame": "callstack_user: the return address one frame further out",

@@ -36,6 +36,10 @@ RELEASES = {
     "2.13.18": Pin(MODULES_PACKAGE, "2.13.18-1+deb13u1",
                    "2ed7e853b8c01d67335d6c8659f245741dffd5379318559b3f2abeb6e2723eb8",
                    suite="trixie"),
+    # Debian forky's, for the 7.2 line (issue 40): builds on 7.2.12 with one probe fix
+    "2.16.0": Pin(MODULES_PACKAGE, "2.16.0-1",
+                  "a349c53200220200045a5a60bea1bab83514bd99e45f6f44115f10d8ea590ea1",
+                  suite="forky"),
 }
 DEFAULT_VERSION = "2.13.9"
 

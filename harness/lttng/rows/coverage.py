@@ -64,6 +64,8 @@ NAMES = {
     # handed over through a variable (func_name), not a literal
     "stack_trace_save": Feature.CALLSTACK_KERNEL,
     "get_pfnblock_flags_mask": Feature.KMEM,
+    # LTTng 2.16 on kernels without get_pfnblock_flags_mask() (v6.17 and later)
+    "get_pfnblock_migratetype": Feature.KMEM,
     "global_wb_domain": Feature.WRITEBACK,
     "block_class": Feature.STATEDUMP_BLOCK,
     "disk_type": Feature.STATEDUMP_BLOCK,
@@ -87,6 +89,7 @@ OLD_LOST = re.compile(r"lost: no \w+ event")
 # (release or patches/lttng series -> name -> why).
 NOT_LOOKED_UP = {
     "2.13.18": {"task_prio": "inlined as p->prio - MAX_RT_PRIO since v2.13.11 (7f1fa63204f0)"},
+    "2.16.0": {"task_prio": "inlined as p->prio - MAX_RT_PRIO since v2.13.11 (7f1fa63204f0)"},
     "v2": {"task_prio": "computed in LTTng as p->prio - MAX_RT_PRIO (patches/lttng/0007)"},
 }
 # An interface of a kernel series that replaces a name: the symbol the modules

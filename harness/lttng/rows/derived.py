@@ -21,6 +21,9 @@ from ...model.results import Check
 
 BDP = "writeback_balance_dirty_pages"
 SWAPPED = "setpoint with the limit and thresh swapped"
+# LTTng 2.16.0's events for 6.14.2 and later left out the halving of thresh + bg_thresh
+# (patches/lttng/2.16.0/0002 fixes it): 733 where the kernel gives 732 on 7.2.12
+UNHALVED = "setpoint without halving thresh + bg_thresh (LTTng 2.16.0)"
 
 UNCHECKED = {
     "bdi_setpoint": "setpoint * bdi_thresh / (thresh + 1): bdi_thresh is a local of "
@@ -59,7 +62,8 @@ def _setpoint_row(ctx):
         limit = truth.global_wb_domain.dirty_limit
         right = setpoint(limit, thresh, bg_thresh)
         info = {"limit": limit, "thresh": thresh, "bg_thresh": bg_thresh,
-                "confusions": {SWAPPED: pair(right, setpoint(thresh, limit, bg_thresh))}}
+                "confusions": {SWAPPED: pair(right, setpoint(thresh, limit, bg_thresh)),
+                               UNHALVED: pair(right, (limit + thresh + bg_thresh) // 2)}}
     sources = {"lttng last event before the stop": value, "formula on gdb's reading": right}
     return ctx.expect("writeback").row("writeback/bdp-setpoint-at-stop", bool(value),
                                        value is not None and value == right, sources,

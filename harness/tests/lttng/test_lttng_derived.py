@@ -43,3 +43,13 @@ def test_bdi_setpoint_from_the_wrong_threshold_fails_against_ftrace():
     # paused and think are not compared: a tick between the probes is no failure
     text = GUEST_TEXT.replace("paused=0", "paused=4").replace("think=0", "think=4")
     assert failing(rows(text=text)) == []
+
+
+def test_lttng_216s_unhalved_setpoint_fails_both_rows_and_is_told_apart():
+    """LTTng 2.16.0 as shipped, on 6.14.2 and later: (limit + thresh + bg_thresh) / 2.
+    With limit 6, thresh 2, bg_thresh 1 that is 4 where the kernel gives 3 (on
+    7.2.12 in the guest: 733 against 732, docs/lttng.md)."""
+    doctored = copy.deepcopy(SUMMARY)
+    doctored["writeback"]["writeback_balance_dirty_pages"][0]["setpoint"] = (6 + 2 + 1) // 2
+    assert failing(rows(doctored)) == ["writeback/balance_dirty_pages", SETPOINT]
+    assert rows()[SETPOINT].info["confusions"][derived.UNHALVED] == [3, 4]
