@@ -11,7 +11,7 @@ evidence rows renamed or dropped, and why; the report's seed row says it.
 
 from dataclasses import dataclass
 
-from .seedparse import GPL, Claim, claims as posted_claims
+from .seedparse import GPL, Claim, claims as posted_claims, spelled
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,23 @@ CHANGES = (
         "get_pfnblock_migratetype(), which applies the isolate bit, and the port exports it",
         dropped=("6/9/export/get_pfnblock_flags_mask",),
         added=(Claim("6/9", "export", "get_pfnblock_migratetype", GPL),),
+        renamed=(("symbol:get_pfnblock_flags_mask", "symbol:get_pfnblock_migratetype"),)),
+    # the v2 series (patches/7.2/v2/series)
+    LineChange(
+        "7.2", "v2-1/8",
+        "upstream since v6.15 (f1ab2831e2a4): not in the 7.2 series; its claims are read "
+        "in the 7.2 tree as it is"),
+    LineChange(
+        "7.2", "v2-2/8",
+        "upstream since v6.15 (6cc4c3aa714b): not in the 7.2 series; its claim is read "
+        "in the 7.2 tree as it is"),
+    LineChange(
+        "7.2", "v2-5/8",
+        "7.2 has no get_pfnblock_flags_mask(): the series exports get_pfnblock_migratetype(), "
+        "which get_pageblock_migratetype() calls and which applies the isolate bit",
+        dropped=("v2-5/8/export/get_pfnblock_flags_mask",),
+        added=(Claim("v2-5/8", "export", "get_pfnblock_migratetype",
+                     spelled(GPL, "TRACER_INTERNALS")),),
         renamed=(("symbol:get_pfnblock_flags_mask", "symbol:get_pfnblock_migratetype"),)),
 )
 

@@ -2,9 +2,10 @@
 checked on small real builds (test_seedclaims' fake vmlinux and Module.symvers,
 read by the real symcheck) and in the seed table (seeds.evaluate)."""
 
-from harness.checks import seedclaims, seedlines, seeds
+from harness import paths
+from harness.checks import seedclaims, seedlines, seedparse, seeds
 from harness.model.results import Check, VariantResult
-from harness.tests.checks.test_seedclaims import GDS, Build, build
+from harness.tests.checks.test_seedclaims import GDS, V2, Build, build, v2_good
 
 SEEDS_72 = ("3/9", "4/9", "5/9", "6/9", "8/9", "9/9")
 BDP_72 = ["struct bdi_writeback *wb", "struct dirty_throttle_control *dtc",
@@ -95,3 +96,48 @@ def test_on_72_the_evidence_is_the_72_symbol_not_the_posted_one():
     got = row(seeds.evaluate({"exports-7.2": r}), "6/9")
     assert got["holds"] is False and got["missing"] == [
         "exports-7.2: symbol:get_pfnblock_migratetype"]
+
+
+# ---- the v2 series on 7.2 (patches/7.2/v2)
+
+V2_72_PORT = paths.REPO / "patches" / "7.2" / "v2"
+
+
+def test_the_72_v2_series_makes_exactly_the_claims_checked_on_72():
+    """Read from the 7.2 patch files themselves (numbered 1/6..6/6), the claims are
+    those seedlines checks for v2-3/8..v2-8/8 on 7.2; v2-1/8 and v2-2/8 (upstream)
+    add none of their own there."""
+    made = set()
+    for p in sorted(V2_72_PORT.glob("*.patch")):
+        made |= {(c.what, c.subject, c.expected)
+                 for c in seedparse.claims_of(p.read_text(), "v2-")[1]}
+    checked = {(c.what, c.subject, c.expected) for s in V2[2:]
+               for c in seedlines.line_claims(s, "7.2")}
+    assert made == checked
+    assert ("export", "get_pfnblock_migratetype", "EXPORT_SYMBOL_NS_GPL(TRACER_INTERNALS)") \
+        in made
+    for s in V2[:2]:
+        assert seedlines.line_claims(s, "7.2") == seedparse.claims(s)
+
+
+def v2_72():
+    b = v2_good()
+    for d in (b.exports, b.symvers):
+        d["get_pfnblock_migratetype"] = d.pop("get_pfnblock_flags_mask")
+    b.namespaces["get_pfnblock_migratetype"] = b.namespaces.pop("get_pfnblock_flags_mask")
+    return b
+
+
+def test_the_72_v2_port_holds_every_72_claim_and_not_the_posted_export(tmp_path):
+    d = build(tmp_path, v2_72())
+    rows = seedclaims.checks(d, V2, line="7.2")
+    assert len(rows) == 13 and bad_keys(rows) == []
+    assert bad_keys(seedclaims.checks(d, V2, line="6.12")) == [
+        "v2-5/8/export/get_pfnblock_flags_mask"]
+
+
+def test_a_72_v2_export_outside_the_namespace_fails_v2_5(tmp_path):
+    b = v2_72()
+    del b.namespaces["get_pfnblock_migratetype"]
+    rows = seedclaims.checks(build(tmp_path, b), V2, line="7.2")
+    assert bad_keys(rows) == ["v2-5/8/export/get_pfnblock_migratetype"]

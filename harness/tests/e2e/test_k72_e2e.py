@@ -1,7 +1,8 @@
 """End to end: the 7.2 line (Debian forky's linux-source-7.2, fetched by its pin)
 with the probe module in kprobe mode (stock-7.2), by name through 0bd476e6's
-revert (kallsyms-7.2) and through the seed series' exports (exports-7.2). One run
-of `--kernel 7.2`, shared by the tests here."""
+revert (kallsyms-7.2), through the seed series' exports (exports-7.2) and through
+the v2 series' interfaces (exports-v2-7.2). One run of the line's four variants,
+shared by the tests here."""
 
 import json
 import subprocess
@@ -12,13 +13,14 @@ from harness.tests.e2e_runs import harness, tree_src
 
 pytestmark = pytest.mark.e2e
 
-VARIANTS = ("exports-7.2", "stock-7.2", "kallsyms-7.2")
+VARIANTS = ("exports-7.2", "stock-7.2", "kallsyms-7.2", "exports-v2-7.2")
 
 
 @pytest.fixture(scope="module")
 def k72_run(tmp_path_factory):
     runs = tmp_path_factory.mktemp("k72-run")
-    p = harness("run", "--kernel", "7.2", "--runs-dir", str(runs))
+    p = harness("run", "--kernel", "7.2", "--variants", ",".join(VARIANTS),
+                "--runs-dir", str(runs))
     rep = json.loads((runs / "latest" / "report.json").read_text())
     return p, rep
 
@@ -93,3 +95,49 @@ def test_the_seeds_7_2_changed_hold_in_their_7_2_form_and_say_why(k72_run):
     assert "3/9/tracepoint/balance_dirty_pages/args" in claims
     assert "6/9/export/get_pfnblock_migratetype" in claims
     assert "6/9/export/get_pfnblock_flags_mask" not in claims
+
+
+@pytest.mark.prebuild(*VARIANTS)
+def test_the_v2_series_holds_on_72_through_its_interfaces(k72_run):
+    """exports-v2-7.2: the module links to get_pfnblock_migratetype and
+    stack_trace_save_user in the TRACER_INTERNALS namespace and walks the disks with
+    blk_walk_visible_disks; every v2 seed holds, v2-1/8 and v2-2/8 (upstream) on the
+    unpatched 7.2 code, and LTTng's evidence is named as not run (no LTTng on 7.2 yet)."""
+    _, rep = k72_run
+    v = rep["variants"]["exports-v2-7.2"]
+    syms = {s["key"]: s for s in v["symbols"]}
+    for name in ("get_pfnblock_migratetype", "stack_trace_save_user", "blk_walk_visible_disks"):
+        assert syms[name]["agree"] is True and syms[name]["info"]["method"] == "export", name
+    assert "get_pfnblock_flags_mask" not in syms
+    seeds = {r["seed"]: r for r in rep["seeds"] if r["seed"].startswith("v2-")}
+    assert sorted(seeds) == [f"v2-{i}/8" for i in range(1, 9)]
+    for seed, r in seeds.items():
+        assert r["holds"] is True and r["variants"] == ["exports-v2-7.2"], r
+        assert all(m.startswith("exports-v2-7.2: lttng:") for m in r["not_run"]), r
+    assert "upstream since v6.15" in seeds["v2-1/8"]["why"]
+    assert seeds["v2-7/8"]["not_run"] == ["exports-v2-7.2: lttng:statedump_irq/"]
+    claims = {x["key"]: x for x in rows(rep, "exports-v2-7.2", "seed")}
+    assert claims["v2-5/8/export/get_pfnblock_migratetype"]["agree"] is True
+    assert claims["v2-2/8/struct/dirty_throttle_control.limit"]["agree"] is True
+
+
+@pytest.mark.prebuild(*VARIANTS)
+def test_lttng_216_runs_on_stock_72_and_every_row_agrees(k72_run):
+    """LTTng 2.16.0 with patches/lttng/2.16.0/stock.series on stock-7.2: the x86 page
+    fault probe is built (0001), balance_dirty_pages' setpoint is the kernel's
+    (0002: unpatched, 733 against 732), gdb walks 7.2's interrupt descriptors
+    (total_nr_irqs) and get_pfnblock_migratetype is the name looked up."""
+    _, rep = k72_run
+    v = rep["variants"]["stock-7.2"]
+    assert v["lttng"]["version"] == "2.16.0"
+    lt = {x["key"]: x for x in rows(rep, "stock-7.2", "lttng")}
+    assert len(lt) > 50 and [k for k, x in lt.items() if x["agree"] is False] == []
+    sp = lt["writeback/bdp-setpoint-at-stop"]
+    right, unhalved = sp["info"]["confusions"][
+        "setpoint without halving thresh + bg_thresh (LTTng 2.16.0)"]
+    assert sp["agree"] is True and right != unhalved
+    irqs = [x for k, x in lt.items() if k.startswith("statedump_irq/")]
+    assert irqs and all(x["sources"]["gdb irq descriptors"] for x in irqs)
+    assert lt["symcheck/by-name/get_pfnblock_migratetype"]["agree"] is True
+    (head,) = [h for h in rep["headline"] if h["variant"] == "stock-7.2"]
+    assert head["lost"] == [] and "get_pfnblock_migratetype" in head["by_name"]

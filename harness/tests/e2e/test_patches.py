@@ -17,8 +17,9 @@ from harness import paths
 pytestmark = pytest.mark.e2e
 
 SERIES = ["exports", "kallsyms", "bpf13"]
-# every line's series (v2 since its 6.12 port too; 7.2: no bpf13, v2 not yet)
-LINE_SERIES = {"6.1": SERIES + ["v2"], "6.12": SERIES + ["v2"], "7.2": ["exports", "kallsyms"]}
+# every line's series (v2 since its 6.12 port too; 7.2: no bpf13, patches/7.2/exports/series)
+LINE_SERIES = {"6.1": SERIES + ["v2"], "6.12": SERIES + ["v2"],
+               "7.2": ["exports", "kallsyms", "v2"]}
 
 # kernel line -> (Debian source tarball, patch root); 7.2's tarball is fetched by
 # its pin into the cache (harness/prepare/ksource.py) on first use
