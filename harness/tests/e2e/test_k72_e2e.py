@@ -122,15 +122,16 @@ def test_the_v2_series_holds_on_72_through_its_interfaces(k72_run):
 
 
 @pytest.mark.prebuild(*VARIANTS)
-def test_lttng_216_runs_on_stock_72_and_every_row_agrees(k72_run):
-    """LTTng 2.16.0 with patches/lttng/2.16.0/stock.series on stock-7.2: the x86 page
-    fault probe is built (0001), balance_dirty_pages' setpoint is the kernel's
+@pytest.mark.parametrize("variant", ["stock-7.2", "kallsyms-7.2"])
+def test_lttng_216_runs_on_72_and_every_row_agrees(k72_run, variant):
+    """LTTng 2.16.0 with patches/lttng/2.16.0 on stock-7.2 and kallsyms-7.2: the x86
+    page fault probe is built (0001), balance_dirty_pages' setpoint is the kernel's
     (0002: unpatched, 733 against 732), gdb walks 7.2's interrupt descriptors
     (total_nr_irqs) and get_pfnblock_migratetype is the name looked up."""
     _, rep = k72_run
-    v = rep["variants"]["stock-7.2"]
+    v = rep["variants"][variant]
     assert v["lttng"]["version"] == "2.16.0"
-    lt = {x["key"]: x for x in rows(rep, "stock-7.2", "lttng")}
+    lt = {x["key"]: x for x in rows(rep, variant, "lttng")}
     assert len(lt) > 50 and [k for k, x in lt.items() if x["agree"] is False] == []
     sp = lt["writeback/bdp-setpoint-at-stop"]
     right, unhalved = sp["info"]["confusions"][
@@ -139,5 +140,5 @@ def test_lttng_216_runs_on_stock_72_and_every_row_agrees(k72_run):
     irqs = [x for k, x in lt.items() if k.startswith("statedump_irq/")]
     assert irqs and all(x["sources"]["gdb irq descriptors"] for x in irqs)
     assert lt["symcheck/by-name/get_pfnblock_migratetype"]["agree"] is True
-    (head,) = [h for h in rep["headline"] if h["variant"] == "stock-7.2"]
+    (head,) = [h for h in rep["headline"] if h["variant"] == variant]
     assert head["lost"] == [] and "get_pfnblock_migratetype" in head["by_name"]
