@@ -134,7 +134,7 @@ def test_host_suite_uses_the_hosts_apt(tmp_path, fake_apt, monkeypatch):
 def test_an_unknown_release_is_one_line(tmp_path):
     with pytest.raises(HarnessError) as e:
         fetch.modules_source(tmp_path, "2.13.99")
-    assert "no pinned lttng-modules 2.13.99 (known: 2.13.9, 2.13.18)" in e.value.one_line()
+    assert "no pinned lttng-modules 2.13.99 (known: 2.13.9, 2.13.18, 2.16.0)" in e.value.one_line()
 
 
 def test_every_release_is_pinned_by_a_sha256():

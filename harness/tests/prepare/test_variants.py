@@ -68,7 +68,7 @@ BAD = [
     ("unknown LTTng release", lambda t: t.replace('patches = "exports"',
                                                   'version = "2.13.99"\npatches = "exports"'),
      'version = "2.13.99"', "version '2.13.99': no pinned lttng-modules release of that "
-     "version (known: 2.13.9, 2.13.18)"),
+     "version (known: 2.13.9, 2.13.18, 2.16.0)"),
 ]
 
 
