@@ -43,14 +43,10 @@ def assemble(meta, results, order, decided):
     return rep
 
 
-def _line_key(line):
-    return tuple(int(x) if x.isdigit() else x for x in line.split("."))
-
-
 def matrix(results, order, verdicts):
     """Kernel line x variant: {"lines": [...], "rows": [{"role", "cells": {line: cell}}]};
     `verdicts`: the judge's verdict of each variant."""
-    lines = sorted({r.kernel_line for r in results.values()}, key=_line_key)
+    lines = sorted({r.kernel_line for r in results.values()}, key=headline.line_key)
     rows = {}
     for name in order:
         r = results.get(name)

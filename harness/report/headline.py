@@ -61,12 +61,11 @@ def headline(name, v):
 def rows(report):
     """[Headline] of every variant of `report`, by kernel line, in the order asked for."""
     out = [headline(n, v) for n, v in report.get("variants", {}).items()]
-    lines = list(dict.fromkeys(h.line for h in out))
-    order = {ln: i for i, ln in enumerate(sorted(lines, key=_line_key))}
-    return sorted(out, key=lambda h: order[h.line])
+    return sorted(out, key=lambda h: line_key(h.line))      # stable: asked order kept
 
 
-def _line_key(line):
+def line_key(line):
+    """A kernel line ("6.12") as a sort key: 6.1 < 6.12 < 7.2."""
     return tuple(int(x) if x.isdigit() else 0 for x in line.split("."))
 
 
