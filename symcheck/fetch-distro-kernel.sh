@@ -17,6 +17,12 @@
 # linux-image-6.12.N+deb12-amd64, from bookworm-security) into $CACHE/distro-6.12; the default
 # line is 6.1 (linux-image-amd64's dependency) into $CACHE/distro, as before. Neither form needs root, only a
 # writable cache (apt-get update, run when apt knows no linux-image-amd64, does).
+# `--line 7.2` takes Debian forky's 7.2 kernel (forky's linux-image-amd64 depends on
+# linux-image-7.2.N+deb14-amd64) into $CACHE/distro-7.2, through the harness's private forky apt
+# configuration under the cache (harness/prepare/archive.py; nothing under /etc changes). Forky
+# splits the image: its package is empty and depends on linux-binary-K (vmlinuz),
+# linux-modules-K (the .ko.xz under usr/lib/modules) and linux-base-K (modules.order,
+# modules.builtin, System.map), which are fetched in its place.
 #
 # Under pipefail a pipeline fails when any of its commands does, including a writer killed
 # by SIGPIPE because the reader stopped early (`awk '{...; exit}'`, `head -n1`, `grep -q`,
@@ -35,9 +41,9 @@ LINE=6.1
 while [ $# -gt 0 ]; do
     case "$1" in
         --resolve) RESOLVE_ONLY=1 ;;
-        --line) [ $# -ge 2 ] || die "usage: fetch-distro-kernel.sh [--line 6.1|6.12] [--resolve]"
+        --line) [ $# -ge 2 ] || die "usage: fetch-distro-kernel.sh [--line 6.1|6.12|7.2] [--resolve]"
                 LINE=$2; shift ;;
-        *) die "usage: fetch-distro-kernel.sh [--line 6.1|6.12] [--resolve]" ;;
+        *) die "usage: fetch-distro-kernel.sh [--line 6.1|6.12|7.2] [--resolve]" ;;
     esac
     shift
 done
@@ -46,7 +52,13 @@ case "$LINE" in
     6.1)  DEST=$CACHE/distro; META=linux-image-amd64; IMG_RE='^linux-image-6\.1\.0-[0-9]+-amd64' ;;
     6.12) DEST=$CACHE/distro-6.12; META=linux-image-6.12-amd64
           IMG_RE='^linux-image-6\.12\.[0-9]+\+deb12-amd64' ;;
-    *) die "unknown --line $LINE (6.1 or 6.12)" ;;
+    7.2)  DEST=$CACHE/distro-7.2; META=linux-image-amd64; IMG_RE='^linux-image-7\.2\.[0-9]+\+deb14-amd64'
+          # forky's packages: apt-get and apt-cache read the private configuration
+          REPO=$(cd "$(dirname "$0")/.." && pwd)
+          APT_CONFIG=$(cd "$REPO" && python3 -m harness.prepare.archive apt-config forky) \
+              || die "no private apt configuration for forky (harness/prepare/archive.py)"
+          export APT_CONFIG ;;
+    *) die "unknown --line $LINE (6.1, 6.12 or 7.2)" ;;
 esac
 
 # IMG: the linux-image-6.1.0-NN-amd64 package that linux-image-amd64's candidate depends on
@@ -76,7 +88,11 @@ resolve_image() {
 if [ "$RESOLVE_ONLY" = 1 ]; then
     resolve_image
     KREL=${IMG#linux-image-}; KREL=${KREL%-unsigned}
-    echo "$IMG linux-headers-$KREL linux-headers-${KREL%-amd64}-common"
+    if [ "$LINE" = 7.2 ]; then
+        echo "linux-binary-$KREL linux-modules-$KREL linux-base-$KREL linux-headers-$KREL linux-headers-${KREL%-amd64}-common"
+    else
+        echo "$IMG linux-headers-$KREL linux-headers-${KREL%-amd64}-common"
+    fi
     exit 0
 fi
 
@@ -99,10 +115,22 @@ ABI=${KREL%-amd64}                # 6.1.0-NN, 6.12.N+deb12
 HDR=linux-headers-$KREL
 HDRC=linux-headers-$ABI-common
 
+# Where the image's files are: /boot and /lib/modules, or forky's usr/lib/modules with
+# vmlinuz inside, from the two packages its empty image package depends on.
+if [ "$LINE" = 7.2 ]; then
+    PKGS="linux-binary-$KREL linux-modules-$KREL linux-base-$KREL $HDR $HDRC"
+    VMLINUZ=$DEST/root/usr/lib/modules/$KREL/vmlinuz
+    MODROOT=$DEST/root/usr/lib/modules/$KREL
+else
+    PKGS="$IMG $HDR $HDRC"
+    VMLINUZ=$DEST/root/boot/vmlinuz-$KREL
+    MODROOT=$DEST/root/lib/modules/$KREL
+fi
+
 mkdir -p "$DEST/debs" "$DEST/root" "$DEST/build" "$DEST/modules"
-echo "fetch-distro-kernel: $IMG $HDR $HDRC ($META $META_VER) -> $DEST"
+echo "fetch-distro-kernel: $PKGS ($META $META_VER) -> $DEST"
 cd "$DEST/debs"
-for p in "$IMG" "$HDR" "$HDRC"; do
+for p in $PKGS; do
     if ! ls "${p}"_*.deb >/dev/null 2>&1; then
         apt-get download "$p" || die "apt-get download $p failed"
     fi
@@ -117,8 +145,7 @@ SYMVERS=$DEST/root/usr/src/linux-headers-$KREL/Module.symvers
 cp -f "$SYMVERS" "$DEST/build/Module.symvers"
 
 # vmlinux from vmlinuz with the kernel's own scripts/extract-vmlinux.
-VMLINUZ=$DEST/root/boot/vmlinuz-$KREL
-[ -f "$VMLINUZ" ] || die "no $VMLINUZ in $IMG"
+[ -f "$VMLINUZ" ] || die "no $VMLINUZ in $PKGS"
 EXTRACT=$DEST/extract-vmlinux
 if [ ! -x "$EXTRACT" ]; then
     if [ -f /usr/src/linux-headers-"$KREL"/scripts/extract-vmlinux ]; then
@@ -142,9 +169,8 @@ if [ ! -s "$DEST/build/vmlinux" ]; then
     mv "$DEST/build/vmlinux.tmp" "$DEST/build/vmlinux"
 fi
 
-# Modules: copy, decompressing .ko.xz / .ko.zst if needed (6.1 only: the 6.12 line is for
-# checking the tree as installed, compressed).
-MODROOT=$DEST/root/lib/modules/$KREL
+# Modules: copy, decompressing .ko.xz / .ko.zst if needed (6.1 only: the 6.12 and 7.2 lines
+# are for checking the tree as installed, compressed).
 [ -d "$MODROOT" ] || die "no $MODROOT"
 if [ "$LINE" = 6.1 ]; then
     ( cd "$MODROOT/kernel" && find . -name '*.ko' -o -name '*.ko.xz' -o -name '*.ko.zst' -o -name '*.ko.gz' ) |

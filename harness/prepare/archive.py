@@ -11,6 +11,7 @@ pinned sha256."""
 import fcntl
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 from .cachelayout import touch_used
@@ -186,3 +187,38 @@ def _try(step, argv, cwd, log, env, pin):
         if isinstance(err.__cause__, StepTimeout):
             raise
         return False
+
+
+def apt_config(cache, suite, log):
+    """The APT_CONFIG file of `suite`'s private configuration, its lists fetched when it
+    has none: for the scripts that download from another suite with apt-get themselves
+    (symcheck/fetch-distro-kernel.sh --line 7.2)."""
+    apt = PrivateApt(cache, suite)
+    apt.root.mkdir(parents=True, exist_ok=True)
+    with open(apt.root.parent / f"{suite}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        touch_used(apt.root.parent, suite)
+        apt._setup()
+        if not apt.has_lists():
+            apt.update(log, f"{suite}'s packages", step="apt")
+    return apt.root / "apt.conf"
+
+
+def main(argv):
+    """python3 -m harness.prepare.archive apt-config SUITE: print the private APT_CONFIG of
+    SUITE (e.g. forky) under the cache; one line on stderr and status 2 when it fails."""
+    from .. import paths
+    if len(argv) != 2 or argv[0] != "apt-config" or not argv[1].isalnum():
+        print("usage: python3 -m harness.prepare.archive apt-config SUITE", file=sys.stderr)
+        return 2
+    root = paths.cache_root()
+    try:
+        print(apt_config(root, argv[1], root / "apt" / f"{argv[1]}-update.log"))
+    except HarnessError as err:
+        print(f"archive: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

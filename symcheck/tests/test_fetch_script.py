@@ -203,3 +203,65 @@ def test_line_612_resolves_and_lays_out_its_own_cache(tmp_path):
 def test_unknown_line_is_refused(tmp_path):
     r = fetch(fakes(tmp_path, apt_get=REFUSE, dpkg=REFUSE), "--line", "5.10", "--resolve")
     assert r.returncode == 1 and "unknown --line 5.10" in r.stderr
+
+
+# The 7.2 line: forky's linux-image-amd64 depends on linux-image-7.2.N+deb14-amd64, an empty
+# package whose files come in linux-binary-K, linux-modules-K and linux-base-K; every apt
+# command reads the harness's private forky configuration (APT_CONFIG), never the host's.
+KREL72 = "7.2.999+deb14-amd64"
+NAMES72 = (f"linux-binary-{KREL72} linux-modules-{KREL72} linux-base-{KREL72} "
+           f"linux-headers-{KREL72} linux-headers-7.2.999+deb14-common")
+APT_CACHE_72 = r"""#!/bin/sh
+echo "apt-cache $1 APT_CONFIG=$APT_CONFIG" >>"$FAKE_LOG"
+case "$1 $2" in
+"policy linux-image-amd64") printf 'linux-image-amd64:\n  Candidate: 7.2.999-1\n' ;;
+"show linux-image-amd64="*)
+    printf 'Package: linux-image-amd64\nDepends: linux-base-amd64 (= 7.2.999-1), linux-image-7.2.999+deb14-amd64 (= 7.2.999-1)\n' ;;
+"show linux-image-amd64") ;;
+*) echo "unexpected apt-cache $*" >&2; exit 2 ;;
+esac
+"""
+APT_GET_72 = r"""#!/bin/sh
+echo "apt-get $1 $2 APT_CONFIG=$APT_CONFIG" >>"$FAKE_LOG"
+[ "$1" = download ] || exit 0
+: >"$2_7.2.999-1_amd64.deb"
+"""
+DPKG_72 = r"""#!/bin/sh
+[ "$1" = -x ] || exit 2
+deb=$(basename "$2"); root=$3; k=7.2.999+deb14-amd64; m=$root/usr/lib/modules/$k
+case "$deb" in
+linux-binary-${k}_*) mkdir -p "$m"; printf 'VMLINUX' >"$m/vmlinuz" ;;
+linux-modules-${k}_*) mkdir -p "$m/kernel/net"; printf 'xz-ko' | xz -c >"$m/kernel/net/b.ko.xz" ;;
+linux-base-${k}_*) mkdir -p "$m"; : >"$m/modules.order" ;;
+linux-headers-${k}_*)
+    mkdir -p "$root/usr/src/linux-headers-$k"
+    printf '0x00000000\ttask_prio\tvmlinux\tEXPORT_SYMBOL_GPL\t\n' >"$root/usr/src/linux-headers-$k/Module.symvers" ;;
+linux-headers-7.2.999+deb14-common_*)
+    mkdir -p "$root/usr/src/linux-headers-7.2.999+deb14-common/scripts"
+    printf '#!/bin/sh\nprintf "ELF:"; cat "$1"\n' >"$root/usr/src/linux-headers-7.2.999+deb14-common/scripts/extract-vmlinux" ;;
+*) exit 3 ;;
+esac
+"""
+
+
+def test_line_72_reads_forky_privately_and_lays_out_its_own_cache(tmp_path):
+    env = fakes(tmp_path, apt_cache=APT_CACHE_72, apt_get=APT_GET_72, dpkg=DPKG_72)
+    r = fetch(env, "--line", "7.2", "--resolve")
+    assert (r.returncode, r.stdout) == (0, NAMES72 + "\n"), r.stderr
+    assert "apt-get update of forky (private configuration" in r.stderr   # lists fetched once
+    r = fetch(env, "--line", "7.2")
+    assert r.returncode == 0, r.stderr
+    dest = tmp_path / "cache" / "distro-7.2"
+    assert (dest / "VERSION").read_text() == KREL72 + "\n"
+    assert (dest / "build" / "vmlinux").read_text() == "ELF:VMLINUX"
+    assert (dest / "build" / "Module.symvers").read_text().startswith("0x00000000\ttask_prio\t")
+    ko = dest / "root" / "usr" / "lib" / "modules" / KREL72 / "kernel" / "net" / "b.ko.xz"
+    assert ko.read_bytes().startswith(b"\xfd7zXZ\x00")   # kept compressed, as installed
+    log = (tmp_path / "downloads").read_text().splitlines()
+    private = f"APT_CONFIG={tmp_path}/cache/apt/forky/apt.conf"
+    assert log and all(line.endswith(private) for line in log), log
+    downloads = [line.split()[2] for line in log if line.startswith("apt-get download")]
+    assert downloads == NAMES72.split()
+    assert (tmp_path / "cache" / "apt" / "forky" / "etc" / "sources.list").read_text().count(
+        " forky main") == 2
+    assert not (tmp_path / "cache" / "distro").exists()

@@ -10,9 +10,11 @@ import re
 import shutil
 import stat
 import subprocess
+import sys
 
 import pytest
 
+from harness import paths
 from harness.errors import HarnessError
 from harness.lttng.supply import fetch
 from harness.prepare import archive
@@ -246,3 +248,29 @@ def test_unpacked_packages_are_a_cache_entry_held_while_used(tmp_path):
         assert cachemod.read_info(c, e.kind, e.key)["size"] > 0
         assert cachemod.clear(c)[0] == [] and root.is_dir()
     assert [x.key for x in cachemod.clear(c)[0]] == ["userspace-k"] and not root.exists()
+
+
+def test_apt_config_command_prints_the_private_configuration(tmp_path, monkeypatch):
+    """`python3 -m harness.prepare.archive apt-config forky` (what fetch-distro-kernel.sh
+    --line 7.2 reads): the lists are fetched once, with the private APT_CONFIG it prints."""
+    log = install_stand_in(FAKE_APT, tmp_path, monkeypatch)
+    env = dict(os.environ, KSYMLAB_CACHE=str(tmp_path / "cache"))
+    argv = [sys.executable, "-m", "harness.prepare.archive", "apt-config", "forky"]
+    p = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=paths.REPO)
+    conf = tmp_path / "cache" / "apt" / "forky" / "apt.conf"
+    assert (p.returncode, p.stdout) == (0, f"{conf}\n"), p.stderr
+    assert f'Dir::State "{conf.parent}/state";' in conf.read_text()
+    assert log.read_text().splitlines() == [f"apt-get update APT_CONFIG={conf}"]
+    for bad in ([], ["apt-config"], ["apt-config", "../etc"], ["update", "forky"]):
+        p = subprocess.run(argv[:3] + bad, capture_output=True, text=True, env=env, cwd=paths.REPO)
+        assert (p.returncode, p.stdout) == (2, ""), bad
+        assert p.stderr.count("\n") == 1 and "usage:" in p.stderr
+
+
+def test_apt_config_command_one_line_when_update_fails(tmp_path, monkeypatch):
+    install_stand_in("#!/bin/sh\necho 'E: no network' >&2\nexit 100\n", tmp_path, monkeypatch)
+    env = dict(os.environ, KSYMLAB_CACHE=str(tmp_path / "cache"))
+    p = subprocess.run([sys.executable, "-m", "harness.prepare.archive", "apt-config", "forky"],
+                       capture_output=True, text=True, env=env, cwd=paths.REPO)
+    assert (p.returncode, p.stdout) == (2, ""), p.stderr
+    assert p.stderr.splitlines()[-1].startswith("archive: ") and "update" in p.stderr
