@@ -12,7 +12,7 @@ UNIT_JOBS ?= auto
 # Extra arguments for the harness, e.g. make run RUN_ARGS="--variants exports --kvm"
 RUN_ARGS ?=
 
-.PHONY: all deps run build check unit bench mutants session clean-runs
+.PHONY: all deps run build check unit bench mutants post-series post-series-build session clean-runs
 
 all: run
 
@@ -69,6 +69,19 @@ MUTANTS_ARGS ?=
 mutants: deps
 	$(MAKE) -C symcheck
 	$(PYTHON) -m harness.tools.mutants $(MUTANTS_ARGS)
+
+## The v2 series as its authors would post it (issue 41): git format-patch
+## --cover-letter --base into patches/7.2/v2-post/ (committed) with checkpatch
+## --strict, kernel-doc -Wall and get_maintainer.pl per patch (checks.md there).
+## post-series-build also compiles each patch's files with W=1 before and after it
+## (it needs the exports-v2-7.2 tree built; not part of check). POST_ARGS: --line,
+## --series, --out DIR, --keep.
+POST_ARGS ?=
+post-series: deps
+	$(PYTHON) -m harness.tools.postseries $(POST_ARGS)
+
+post-series-build: deps
+	$(PYTHON) -m harness.tools.postseries --build $(POST_ARGS)
 
 clean-runs:
 	rm -rf runs
