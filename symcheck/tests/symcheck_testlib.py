@@ -24,6 +24,20 @@ def symcheck(*args):
     return run([BIN] + [str(a) for a in args])
 
 
+def fetched_line(line):
+    """(cache dir, release) of fetch-distro-kernel.sh --line LINE's kernel, fetched when
+    absent; a failed fetch fails the test that needs it, with the script's last output."""
+    import pytest
+    dest = os.path.join(CACHE, f"distro-{line}")
+    if not os.path.exists(os.path.join(dest, ".complete")):
+        r = run(["bash", os.path.join(SYMCHECK_DIR, "fetch-distro-kernel.sh"), "--line", line])
+        if r.returncode != 0:
+            pytest.fail(f"cannot fetch the {line} distro kernel: {r.stdout[-500:]}{r.stderr[-500:]}",
+                        pytrace=False)
+    with open(os.path.join(dest, "VERSION")) as f:
+        return dest, f.read().strip()
+
+
 class Distro:
     def __init__(self, root):
         self.root = root

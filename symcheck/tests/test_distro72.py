@@ -12,25 +12,16 @@ import subprocess
 import pytest
 
 from elf72 import Elf, decode_vmlinux, loader_allows, this_module_name
-from symcheck_testlib import CACHE, SYMCHECK_DIR, parse_depmod, run, symcheck, tool
+from symcheck_testlib import fetched_line, parse_depmod, run, symcheck, tool
 
-DISTRO72 = os.path.join(CACHE, "distro-7.2")
 NAME_AT = 24        # struct module's name field in .gnu.linkonce.this_module (elf72.py)
 
 
 @pytest.fixture(scope="module")
 def distro72():
     """(release, build dir, module dir) of the fetched kernel, fetched when absent."""
-    if not os.path.exists(os.path.join(DISTRO72, ".complete")):
-        script = os.path.join(SYMCHECK_DIR, "fetch-distro-kernel.sh")
-        r = run(["bash", script, "--line", "7.2"])
-        if r.returncode != 0:
-            pytest.fail(f"cannot fetch the 7.2 distro kernel: {r.stdout[-500:]}{r.stderr[-500:]}",
-                        pytrace=False)
-    with open(os.path.join(DISTRO72, "VERSION")) as f:
-        ver = f.read().strip()
-    return ver, os.path.join(DISTRO72, "build"), os.path.join(DISTRO72, "root", "usr", "lib",
-                                                              "modules", ver)
+    dest, ver = fetched_line("7.2")
+    return ver, os.path.join(dest, "build"), os.path.join(dest, "root", "usr", "lib", "modules", ver)
 
 
 def js(*args, rc=0):

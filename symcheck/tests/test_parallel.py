@@ -9,7 +9,8 @@ import subprocess
 
 import pytest
 
-from symcheck_testlib import BIN, CACHE, FIX, SYMCHECK_DIR, compress, parse_depmod, run, tool
+from symcheck_testlib import (BIN, CACHE, FIX, compress, fetched_line,
+                               parse_depmod, run, tool)
 
 AUDIT = [os.path.join(FIX, "audit", n + ".ko") for n in ("chain", "caller", "resolver", "kp_instr", "kp_trick")]
 
@@ -81,14 +82,7 @@ DISTRO612 = os.path.join(CACHE, "distro-6.12")
 
 @pytest.fixture(scope="module")
 def distro612():
-    if not os.path.exists(os.path.join(DISTRO612, ".complete")):
-        script = os.path.join(SYMCHECK_DIR, "fetch-distro-kernel.sh")
-        r = run(["bash", script, "--line", "6.12"])
-        if r.returncode != 0:
-            pytest.fail(f"cannot fetch the 6.12 distro kernel: {r.stdout[-500:]}{r.stderr[-500:]}", pytrace=False)
-    with open(os.path.join(DISTRO612, "VERSION")) as f:
-        ver = f.read().strip()
-    return ver
+    return fetched_line("6.12")[1]
 
 
 @pytest.mark.e2e
