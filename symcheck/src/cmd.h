@@ -159,7 +159,9 @@ typedef struct {
                            event; kprobe-trick: the function, ev -1; otherwise both -1 */
 } audit_finding_t;
 
-typedef struct {        /* a kprobe left registered: instrumentation, not a finding */
+typedef struct {        /* a kprobe that resolves nothing: not a finding */
+    const char *use;    /* "instrumentation" (left registered) or "existence-check" (registered and
+                           unregistered at once, the address it found never read) */
     char *function, *symbol_name, *where;
 } audit_note_t;
 

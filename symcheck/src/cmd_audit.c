@@ -2,9 +2,12 @@
  *
  * Resolvers are derived from the code (codescan.c), across every module audited together:
  *   - kallsyms_lookup_name is a resolver (its argument 0 is a symbol name);
- *   - a "kprobe trick" function registers a kprobe/kretprobe and unregisters it in the same
- *     function, with the probed name a string literal: it resolves that literal. A kprobe left
- *     registered (or registered on a name that is not a literal) is instrumentation, not a finding;
+ *   - a "kprobe trick" function registers a kprobe/kretprobe, reads the address it found
+ *     (kp.addr) and unregisters it in the same function: it resolves the probed name (a string
+ *     literal, or a name known at run time). A kprobe left registered is instrumentation; one
+ *     registered and unregistered whose address is provably never read (frameread.c: a struct
+ *     kprobe on the stack) is an existence check (LTTng 2.16's lttng_kprobes_match_check).
+ *     Neither is a finding;
  *   - a function that stores what a trick on "kallsyms_lookup_name" (or the address of a resolver)
  *     produced into a static cell holds a resolver in that cell;
  *   - a function is a resolver when it passes a non-literal argument 0 to a resolver: a direct
@@ -16,6 +19,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "frameread.h"
 
 static const char *const base_resolvers[] = {"kallsyms_lookup_name"};
 static const char *const audit_refs[] = {"kallsyms_lookup_name", "kallsyms_on_each_symbol"};
@@ -48,10 +52,11 @@ static audit_finding_t *add_finding(audit_module_t *r, const char *kind, const c
     return f;
 }
 
-static void add_note(audit_module_t *r, const char *function, const char *symbol_name, const char *where)
+static void add_note(audit_module_t *r, const char *use, const char *function, const char *symbol_name,
+                     const char *where)
 {
     r->notes = xrealloc(r->notes, (r->n_notes + 1) * sizeof *r->notes);
-    r->notes[r->n_notes++] = (audit_note_t){xstrdup(function), xstrdup(symbol_name), xstrdup(where)};
+    r->notes[r->n_notes++] = (audit_note_t){use, xstrdup(function), xstrdup(symbol_name), xstrdup(where)};
 }
 
 static void scan_section(const ko_datasec_t *d, const char *needle, audit_module_t *r)
@@ -139,11 +144,39 @@ static void trick_names(const cs_module_t *cs, const cs_func_t *f, strvec_t *out
     }
 }
 
-/* A kprobe registered and unregistered in the same function: used to read an address, not to probe. */
-static bool is_trick(const cs_func_t *f)
+/* offsetof(struct kprobe, addr) on x86-64, Linux 6.1 to 7.2; struct kretprobe begins with its kprobe */
+#define KPROBE_ADDR_OFF 0x28
+static const char *const kp_register_one[] = {"register_kprobe", "register_kretprobe"};
+
+/* May f read the address a kprobe it registers found? Yes unless provably not: a static probe or
+ * an array of probes (register_kprobes) is not followed. */
+static bool reads_probe_addr(const cs_func_t *f)
+{
+    size_t ok[16], n_ok = 0;
+    for (size_t k = 0; k < f->n_ev && n_ok < NELEM(ok); k++)
+        if (f->ev[k].kind == CS_CALL && in_list(f->ev[k].target, kp_unregister, NELEM(kp_unregister)))
+            ok[n_ok++] = f->ev[k].off - f->addr;
+    for (size_t k = 0; k < f->n_ev; k++) {
+        const cs_event_t *ev = &f->ev[k];
+        if (ev->kind != CS_CALL || !in_list(ev->target, kp_register, NELEM(kp_register)))
+            continue;
+        if (!in_list(ev->target, kp_register_one, NELEM(kp_register_one)) || ev->arg0_obj >= 0 ||
+            fr_arg0_field_read(f->code, f->size, ev->off - f->addr, KPROBE_ADDR_OFF, 8, ok, n_ok) != FR_NOT_READ)
+            return true;
+    }
+    return false;
+}
+
+/* A kprobe registered and unregistered in the same function: a trick when it reads the address. */
+static bool registers_and_unregisters(const cs_func_t *f)
 {
     return fn_calls(f, kp_register, NELEM(kp_register), NULL) &&
            fn_calls(f, kp_unregister, NELEM(kp_unregister), NULL);
+}
+
+static bool is_trick(const cs_func_t *f)
+{
+    return registers_and_unregisters(f) && reads_probe_addr(f);
 }
 
 /* Is the call target of ev (in module mi) a resolver? */
@@ -268,7 +301,8 @@ static void kprobe_findings(const ctx_t *c, size_t mi, audit_module_t *r)
                 x->where = xstrdup(w);
             }
         } else {
-            add_note(r, f->name, names.n ? names.v[0] : "(not a literal)", w);
+            add_note(r, registers_and_unregisters(f) ? "existence-check" : "instrumentation", f->name,
+                     names.n ? names.v[0] : "(not a literal)", w);
         }
         free(w);
         strvec_free(&names);
@@ -394,12 +428,17 @@ static void json_module(json_t *j, const audit_module_t *am)
     for (size_t i = 0; i < am->resolvers.n; i++)
         json_str(j, am->resolvers.v[i]);
     json_arr_end(j);
-    json_key(j, "instrumentation");
-    json_arr_begin(j);
-    for (size_t i = 0; i < am->n_notes; i++)
-        json_str_obj(j, 3, "function", am->notes[i].function, "symbol_name", am->notes[i].symbol_name,
-                     "where", am->notes[i].where);
-    json_arr_end(j);
+    static const char *const uses[][2] = {{"instrumentation", "instrumentation"},
+                                           {"existence_checks", "existence-check"}};
+    for (size_t u = 0; u < NELEM(uses); u++) {
+        json_key(j, uses[u][0]);
+        json_arr_begin(j);
+        for (size_t i = 0; i < am->n_notes; i++)
+            if (strcmp(am->notes[i].use, uses[u][1]) == 0)
+                json_str_obj(j, 3, "function", am->notes[i].function, "symbol_name", am->notes[i].symbol_name,
+                             "where", am->notes[i].where);
+        json_arr_end(j);
+    }
     json_obj_end(j);
 }
 
@@ -450,8 +489,9 @@ static void text_module(const audit_module_t *am)
         putchar('\n');
     }
     for (size_t i = 0; i < am->n_notes; i++)
-        printf("kprobe instrumentation (not a finding): %s on %s at %s\n", am->notes[i].function,
-               am->notes[i].symbol_name, am->notes[i].where);
+        printf("kprobe %s (not a finding): %s on %s at %s\n",
+               strcmp(am->notes[i].use, "instrumentation") ? "existence check" : "instrumentation",
+               am->notes[i].function, am->notes[i].symbol_name, am->notes[i].where);
 }
 
 static void render_text(const audit_result_t *r, bool set)

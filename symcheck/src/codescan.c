@@ -141,6 +141,7 @@ static void collect_functions(const img_t *im, cs_module_t *m)
             end = m->fn[i + 1].addr;
         if (f->size == 0 || f->size > end - f->addr)
             f->size = end - f->addr;
+        f->code = im->sec[f->sec].data ? im->sec[f->sec].data + f->addr : NULL;
     }
 }
 

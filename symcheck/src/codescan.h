@@ -39,6 +39,7 @@ typedef struct {
     bool global;
     size_t sec;
     uint64_t addr, size;
+    const unsigned char *code;     /* the function's bytes (points into the image) */
     cs_event_t *ev;                /* in address order */
     size_t n_ev, cap;
 } cs_func_t;

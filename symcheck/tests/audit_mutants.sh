@@ -37,6 +37,13 @@ mutant() {   # name file sed-expression [test file]
     fi
 }
 
+# existence checks (frameread.c): each makes a kprobe that reads kp.addr look like one
+mutant fr-unknown-is-not-read src/cmd_audit.c 's/KPROBE_ADDR_OFF, 8, ok, n_ok) != FR_NOT_READ)/KPROBE_ADDR_OFF, 8, ok, n_ok) == FR_READ)/'
+mutant fr-field-nmissed src/cmd_audit.c 's/^#define KPROBE_ADDR_OFF 0x28$/#define KPROBE_ADDR_OFF 0x20/'
+mutant fr-no-escape-to-calls src/frameread.c 's/if (is_call(in) \&\& off > j->call_off) {/if (0) {/'
+mutant fr-store-imm-is-read src/frameread.c 's/in->op == 0x89 || in->op == 0xc6 || in->op == 0xc7;/in->op == 0x89 || in->op == 0xc6;/'
+mutant fr-one-epoch src/frameread.c 's/s->r\[X86_RSP\] = (val_t){true, true, 1 + s->here, 0};/s->r[X86_RSP] = (val_t){true, true, 0, 0};/'
+mutant fr-join-keeps-first src/frameread.c 's/^        val_t m = r == X86_RSP ? .*$/        continue; val_t m = TAINT;/'
 mutant no-cross-module src/cmd_audit.c 's/if (j == mi || !strvec_contains(/if (1 || !strvec_contains(/'
 mutant no-fixpoint src/cmd_audit.c 's/^    while (derive_pass(&c))$/    derive_pass(\&c);/; /^    derive_pass(&c);$/{n;s/^        ;$//}'
 mutant no-instrumentation-test src/cmd_audit.c 's/fn_calls(f, kp_unregister, NELEM(kp_unregister), NULL)/(fn_calls(f, kp_unregister, NELEM(kp_unregister), NULL) || 1)/'

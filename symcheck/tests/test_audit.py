@@ -14,7 +14,7 @@ from symcheck_testlib import FIX, HERE, run, symcheck, elf_sections, read_symver
 
 SRC = os.path.join(HERE, "fixtures", "audit")
 KOS = os.path.join(FIX, "audit")
-NAMES = ["chain", "caller", "resolver", "kp_instr", "kp_trick"]
+NAMES = ["chain", "caller", "resolver", "kp_instr", "kp_trick", "kp_frame"]
 NAME_KINDS = ("by-name", "kprobe-trick")
 
 
@@ -23,9 +23,11 @@ def ko(name):
 
 
 def expectations(name):
-    """{'findings': {(kind, what, via)}, 'resolvers': set, 'instrumentation': set} from the source."""
-    out = {"findings": set(), "resolvers": set(), "instrumentation": set()}
-    with open(os.path.join(SRC, name + ".c")) as f:
+    """{'findings': {(kind, what, via)}, 'resolvers': set, 'instrumentation': set, 'existence': set}
+    from the source (.c, or .S for hand-written code)."""
+    out = {"findings": set(), "resolvers": set(), "instrumentation": set(), "existence": set()}
+    src = os.path.join(SRC, name + ".c")
+    with open(src if os.path.exists(src) else src[:-2] + ".S") as f:
         for line in f:
             m = re.match(r"\s*\*?\s*expect: (\S+) (.*?)\s*$", line)
             if not m:
@@ -39,6 +41,8 @@ def expectations(name):
                 out["resolvers"].add(rest)
             elif kind == "instrumentation":
                 out["instrumentation"].add(rest)
+            elif kind == "existence":
+                out["existence"].add(rest)
     return out
 
 
@@ -56,6 +60,7 @@ def got(mod):
                      for f in mod["findings"] if f["kind"] in NAME_KINDS},
         "resolvers": set(mod["resolvers"]),
         "instrumentation": {n["symbol_name"] for n in mod["instrumentation"]},
+        "existence": {n["symbol_name"] for n in mod["existence_checks"]},
     }
 
 
@@ -89,7 +94,7 @@ def test_tree_is_the_same_set(tmp_path):
         assert got(m) == expectations(m["name"])
     r = symcheck("audit", "--tree", str(tree))
     assert r.returncode == 1
-    assert r.stdout.rstrip().endswith("5 module(s) audited, 4 flagged: caller, chain, kp_trick, resolver")
+    assert r.stdout.rstrip().endswith("6 module(s) audited, 5 flagged: caller, chain, kp_frame, kp_trick, resolver")
 
 
 def test_resolver_is_only_known_from_the_set():
@@ -118,6 +123,18 @@ def test_instrumentation_is_not_a_finding():
     assert "kprobe instrumentation (not a finding): probe_fixed on do_sys_open" in r.stdout
 
 
+def test_existence_check_is_not_a_finding():
+    """kp_frame.S: a kprobe registered and unregistered whose kp.addr is never read (only its
+    neighbours nmissed and symbol_name are: the state where an off-by-one-field reader errs) is
+    an existence check; every other way of reaching .addr, or of losing track of it, stays a trick."""
+    d = audit_json(ko("kp_frame"))
+    assert {(n["function"], n["symbol_name"]) for n in d["existence_checks"]} == \
+        {("t_neighbours", "t_neighbours"), ("t_leave", "t_leave")}
+    assert d["instrumentation"] == []
+    r = symcheck("audit", ko("kp_frame"))
+    assert "kprobe existence check (not a finding): t_neighbours on t_neighbours at t_neighbours+0x26" in r.stdout
+
+
 def objdump_insns(path):
     """{(function, offset): mnemonic} from objdump -d (binutils, independent of symcheck)."""
     r = run(["objdump", "-d", "--no-show-raw-insn", path])
@@ -144,7 +161,7 @@ def test_findings_point_at_calls():
                 fn, off = f["where"].rsplit("+", 1)
                 assert insns[(fn, int(off, 16))] in ("call", "jmp"), f
                 n += 1
-    assert n == 10
+    assert n == sum(len(expectations(name)["findings"]) for name in NAMES) == 21
 
 
 def test_text_output():

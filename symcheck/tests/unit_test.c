@@ -15,12 +15,14 @@
 #include "dwarfinfo.h"
 #include "elfread.h"
 #include "exports.h"
+#include "frameread.h"
 #include "ko.h"
 #include "modexports.h"
 #include "output.h"
 #include "pool.h"
 #include "symvers.h"
 #include "util.h"
+#include "x86dec.h"
 
 static int passed, failed;
 static const char *cur_test;
@@ -756,6 +758,122 @@ TEST(audit_compute_flags)
     ko_free(&m);
 }
 
+/* x86dec: instruction lengths and operands, written from the Intel SDM's encoding tables. */
+TEST(x86dec_lengths)
+{
+    static const struct {
+        const char *what;
+        unsigned char b[16];
+        size_t n, len;
+    } cases[] = {
+        {"endbr64", {0xf3, 0x0f, 0x1e, 0xfa}, 4, 4},
+        {"push %rbp", {0x55}, 1, 1},
+        {"push %r12", {0x41, 0x54}, 2, 2},
+        {"sub $0xa8,%rsp", {0x48, 0x81, 0xec, 0xa8, 0, 0, 0}, 7, 7},
+        {"add $-128,%rsp", {0x48, 0x83, 0xc4, 0x80}, 4, 4},
+        {"lea 0x8(%rsp),%rbp", {0x48, 0x8d, 0x6c, 0x24, 0x08}, 5, 5},
+        {"movq $0,0x30(%rsp)", {0x48, 0xc7, 0x44, 0x24, 0x30, 0, 0, 0, 0}, 9, 9},
+        {"mov 0x88(%rsp),%rax", {0x48, 0x8b, 0x84, 0x24, 0x88, 0, 0, 0}, 8, 8},
+        {"mov 0(%rip),%rax", {0x48, 0x8b, 0x05, 0, 0, 0, 0}, 7, 7},
+        {"movabs $imm64,%rax", {0x48, 0xb8, 1, 2, 3, 4, 5, 6, 7, 8}, 10, 10},
+        {"mov $imm32,%eax", {0xb8, 1, 2, 3, 4}, 5, 5},
+        {"mov $imm16,%ax", {0x66, 0xb8, 1, 2}, 4, 4},
+        {"testb $1,(%rdi)", {0xf6, 0x07, 0x01}, 3, 3},
+        {"notl (%rdi)", {0xf7, 0x17}, 2, 2},
+        {"testl $1,(%rdi)", {0xf7, 0x07, 1, 0, 0, 0}, 6, 6},
+        {"rep stos", {0xf3, 0x48, 0xab}, 3, 3},
+        {"call rel32", {0xe8, 0, 0, 0, 0}, 5, 5},
+        {"jne rel32", {0x0f, 0x85, 0, 0, 0, 0}, 6, 6},
+        {"nopw 0(%rax,%rax,1)", {0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00}, 6, 6},
+        {"mov %gs:0(%rip),%rax", {0x65, 0x48, 0x8b, 0x05, 0, 0, 0, 0}, 8, 8},
+        {"movzbl 0x10(%rdi),%eax", {0x0f, 0xb6, 0x47, 0x10}, 4, 4},
+        {"pshufd $0,%xmm1,%xmm0", {0x66, 0x0f, 0x70, 0xc1, 0x00}, 5, 5},
+        {"pinsrd (3-byte map, imm8)", {0x66, 0x0f, 0x3a, 0x22, 0xc0, 0x01}, 6, 6},
+        {"vmovdqu (VEX c5)", {0xc5, 0xfe, 0x6f, 0x07}, 4, 4},
+        {"vpxor (VEX c4)", {0xc4, 0xe1, 0x7d, 0xef, 0xc0}, 5, 5},
+        {"vzeroupper", {0xc5, 0xf8, 0x77}, 3, 3},
+        {"mov moffs64,%al", {0xa0, 1, 2, 3, 4, 5, 6, 7, 8}, 9, 9},
+        {"enter $8,$0", {0xc8, 0x08, 0x00, 0x00}, 4, 4},
+        {"ret $8", {0xc2, 0x08, 0x00}, 3, 3},
+        {"push es (invalid in 64-bit)", {0x06}, 1, 0},
+        {"aaa (invalid in 64-bit)", {0x37}, 1, 0},
+        {"truncated disp32", {0x48, 0x8b, 0x84, 0x24, 0x88}, 5, 0},
+        {"sixteen prefixes", {0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66,
+                              0x66, 0x66, 0x90}, 16, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        x86_insn_t in;
+        size_t len = x86_decode(cases[i].b, cases[i].n, &in);
+        if (len != cases[i].len)
+            fprintf(stderr, "  %s: %zu, want %zu\n", cases[i].what, len, cases[i].len);
+        CHECK(len == cases[i].len);
+    }
+    x86_insn_t in;
+    CHECK(x86_decode((const unsigned char *)"\x48\x8b\x84\x24\x88\x00\x00\x00", 8, &in) == 8 &&
+          in.base == X86_RSP && in.index == X86_NOREG && in.disp == 0x88 && in.reg == 0);
+    CHECK(x86_decode((const unsigned char *)"\x4c\x8b\x04\xcb", 4, &in) == 4 && in.base == 3 && in.index == 1 &&
+          in.reg == 8);   /* mov (%rbx,%rcx,8),%r8 */
+    CHECK(x86_decode((const unsigned char *)"\x41\x8b\x45\x00", 4, &in) == 4 && in.base == 13 && in.disp == 0);
+    CHECK(x86_decode((const unsigned char *)"\x8b\x05\x10\x00\x00\x00", 6, &in) == 6 && in.base == X86_RIP);
+}
+
+/* frameread on the hand-written functions of kp_frame.S: each says how .addr is reached. */
+TEST(frameread_fixture)
+{
+    static const struct {
+        const char *fn;
+        fr_verdict_t want;
+    } cases[] = {
+        {"t_neighbours", FR_NOT_READ}, {"t_leave", FR_NOT_READ}, {"t_copy", FR_READ},
+        {"t_add", FR_READ}, {"t_xchg", FR_READ}, {"t_epoch", FR_UNKNOWN},
+        {"t_spill", FR_UNKNOWN}, {"t_pass", FR_READ}, {"t_index", FR_UNKNOWN},
+        {"t_undecodable", FR_UNKNOWN}, {"t_static", FR_UNKNOWN}, {"t_kretprobe", FR_READ},
+        {"t_join", FR_UNKNOWN},
+    };
+    filebuf_t fb;
+    if (load(builtdir, "audit/kp_frame.ko", &fb) != 0) {
+        CHECK(!"fixture audit/kp_frame.ko");
+        return;
+    }
+    cs_module_t cs;
+    err_t e;
+    CHECK(cs_scan(fb.data, fb.size, &cs, &e) == 0);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        long fi = cs_find_fn(&cs, cases[i].fn);
+        CHECK(fi >= 0);
+        if (fi < 0)
+            continue;
+        const cs_func_t *f = &cs.fn[fi];
+        size_t reg = (size_t)-1, unreg[4], n_unreg = 0;
+        for (size_t k = 0; k < f->n_ev; k++) {
+            const char *t = f->ev[k].kind == CS_CALL ? f->ev[k].target : NULL;
+            if (t && strncmp(t, "register_k", 10) == 0)
+                reg = f->ev[k].off - f->addr;
+            if (t && strncmp(t, "unregister_k", 12) == 0 && n_unreg < 4)
+                unreg[n_unreg++] = f->ev[k].off - f->addr;
+        }
+        fr_verdict_t v = fr_arg0_field_read(f->code, f->size, reg, 0x28, 8, unreg, n_unreg);
+        if (v != cases[i].want)
+            fprintf(stderr, "  %s: verdict %d, want %d\n", cases[i].fn, (int)v, (int)cases[i].want);
+        CHECK(reg != (size_t)-1 && v == cases[i].want);
+    }
+    /* the neighbouring fields of .addr are read in t_neighbours: asking about them says so */
+    long fi = cs_find_fn(&cs, "t_neighbours");
+    if (fi >= 0) {
+        const cs_func_t *f = &cs.fn[fi];
+        size_t reg = 0;
+        for (size_t k = 0; k < f->n_ev; k++)
+            if (f->ev[k].kind == CS_CALL && strcmp(f->ev[k].target, "register_kprobe") == 0)
+                reg = f->ev[k].off - f->addr;
+        CHECK(fr_arg0_field_read(f->code, f->size, reg, 0x20, 8, NULL, 0) == FR_READ);
+        CHECK(fr_arg0_field_read(f->code, f->size, reg, 0x30, 8, NULL, 0) == FR_READ);
+        CHECK(fr_arg0_field_read(f->code, f->size, reg + 1, 0x28, 8, NULL, 0) == FR_UNKNOWN);
+        CHECK(fr_arg0_field_read(NULL, 0, 0, 0x28, 8, NULL, 0) == FR_UNKNOWN);
+    }
+    cs_free(&cs);
+    file_free(&fb);
+}
+
 /* calltypes: the compute function on the built fixtures (wrong_return.ko against the stand-in
  * kernel), and the canonical types it compares (typedefs resolved, base types by encoding). */
 static int load_kernel_dwarf(filebuf_t *fb, dwt_t *d)
@@ -1485,6 +1603,8 @@ int main(int argc, char **argv)
     RUN(diff_compute_changes);
     RUN(audit_compute_flags);
     RUN(audit_identifier);
+    RUN(x86dec_lengths);
+    RUN(frameread_fixture);
     RUN(dwt_types);
     RUN(calltypes_compute_fixture);
     RUN(seed_compute);
