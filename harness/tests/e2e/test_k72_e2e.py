@@ -102,7 +102,7 @@ def test_the_v2_series_holds_on_72_through_its_interfaces(k72_run):
     """exports-v2-7.2: the module links to get_pfnblock_migratetype and
     stack_trace_save_user in the TRACER_INTERNALS namespace and walks the disks with
     blk_walk_visible_disks; every v2 seed holds, v2-1/8 and v2-2/8 (upstream) on the
-    unpatched 7.2 code, and LTTng's evidence is named as not run (no LTTng on 7.2 yet)."""
+    unpatched 7.2 code, each with LTTng 2.16's evidence (patches/lttng/2.16.0/v2.series)."""
     _, rep = k72_run
     v = rep["variants"]["exports-v2-7.2"]
     syms = {s["key"]: s for s in v["symbols"]}
@@ -113,9 +113,9 @@ def test_the_v2_series_holds_on_72_through_its_interfaces(k72_run):
     assert sorted(seeds) == [f"v2-{i}/8" for i in range(1, 9)]
     for seed, r in seeds.items():
         assert r["holds"] is True and r["variants"] == ["exports-v2-7.2"], r
-        assert all(m.startswith("exports-v2-7.2: lttng:") for m in r["not_run"]), r
+        assert r["not_run"] == [], r
     assert "upstream since v6.15" in seeds["v2-1/8"]["why"]
-    assert seeds["v2-7/8"]["not_run"] == ["exports-v2-7.2: lttng:statedump_irq/"]
+    assert "LTTng's interrupt statedump through the walk" in seeds["v2-7/8"]["why"]
     claims = {x["key"]: x for x in rows(rep, "exports-v2-7.2", "seed")}
     assert claims["v2-5/8/export/get_pfnblock_migratetype"]["agree"] is True
     assert claims["v2-2/8/struct/dirty_throttle_control.limit"]["agree"] is True
@@ -142,3 +142,21 @@ def test_lttng_216_runs_on_72_and_every_row_agrees(k72_run, variant):
     assert lt["symcheck/by-name/get_pfnblock_migratetype"]["agree"] is True
     (head,) = [h for h in rep["headline"] if h["variant"] == variant]
     assert head["lost"] == [] and "get_pfnblock_migratetype" in head["by_name"]
+
+
+@pytest.mark.prebuild(*VARIANTS)
+@pytest.mark.parametrize("variant,lost", [("exports-7.2", ["statedump of interrupts"]),
+                                          ("exports-v2-7.2", [])])
+def test_lttng_216_on_the_series_resolves_nothing_by_name(k72_run, variant, lost):
+    """LTTng 2.16.0 built with CONFIG_LTTNG_KALLSYMS=n against the seed series
+    (2.16.0/exports) and the v2 series (2.16.0/v2): every LTTng row agrees, symcheck's
+    audit of the build flags nothing (2.16's two kprobe match checks are existence
+    checks, not tricks), nothing is resolved by name, and only the RFC loses the
+    interrupt statedump (nothing exports irq_to_desc; v2 has irq_walk_actions)."""
+    _, rep = k72_run
+    lt = {x["key"]: x for x in rows(rep, variant, "lttng")}
+    assert len(lt) > 50 and [k for k, x in lt.items() if x["agree"] is False] == []
+    assert lt["symcheck/flagged"]["agree"] is True
+    (head,) = [h for h in rep["headline"] if h["variant"] == variant]
+    assert head["lost"] == lost and head["by_name"] == []
+    assert ("kvm probe fields" in head["working"]) == (variant == "exports-v2-7.2")
