@@ -68,17 +68,22 @@ static void ksymlab_wb_bdp(struct wb_domain *dom)
 
 /*
  * global_dirty_state passes the domain with the seed series and with v2
- * (exports mode); balance_dirty_pages passes the dirty throttle control
+ * (exports mode; in the other modes where the header says so:
+ * KSYMLAB_GDS_DOMAIN); balance_dirty_pages passes the dirty throttle control
  * where the header says so (v2, and upstream since v6.15: Kbuild's
  * KSYMLAB_BDP_DTC), else the domain with the seed series, else neither.
  */
-#ifdef KSYMLAB_MODE_EXPORTS
+#if defined(KSYMLAB_MODE_EXPORTS) || defined(KSYMLAB_GDS_DOMAIN)
 static struct wb_domain *ksymlab_domain;
 
 static void ksymlab_probe_gds(void *data, struct wb_domain *dom,
 			      unsigned long bg_thresh,
 			      unsigned long dirty_thresh)
 {
+#ifndef KSYMLAB_MODE_EXPORTS
+	/* the prototype is the header's; this mode reads the domain it resolved */
+	dom = ksymlab_global_wb_domain();
+#endif
 	WRITE_ONCE(ksymlab_domain, dom);
 	ksymlab_wb_gds(dom, bg_thresh, dirty_thresh);
 }
