@@ -14,7 +14,7 @@ from ..model.results import Check, frozen
 from ..errors import HarnessError
 from ..progress import say
 from .supply import modbuild
-from .rows import features, coverage, kstack, kvmprobe, splice, symaudit, uprobe
+from .rows import features, coverage, kstack, kvmprobe, restricted, splice, symaudit, uprobe
 from .supply import fetch, image
 from .boot import guestlines, session, trace
 from .rows.inputs import Inputs
@@ -57,7 +57,8 @@ def run_lttng(variant, tree, vdir, opts, series=None, kallsyms=None, prio=True):
     t0 = time.monotonic()
     userspace = fetch.userspace_root(opts.cache)
     initrd = image.build(tree, out, userspace, opts.scenario, ldir, opts.cache,
-                             variant.name, series, prio=prio)
+                             variant.name, series, prio=prio,
+                             restricted=bool(variant.lttng_restricted))
     facts["initramfs_bytes"] = initrd.stat().st_size
     facts["initramfs_s"] = round(time.monotonic() - t0, 1)
     # gdb's reading at the quiet point is also ldir/gdb.json
@@ -71,6 +72,7 @@ def run_lttng(variant, tree, vdir, opts, series=None, kallsyms=None, prio=True):
     ctx = read_boot(data, port, truth, ldir, variant.lttng_lost, facts)
     rows = features.compare(ctx)
     rows += kvmprobe.rows(tree.src, out, ctx.guest)
+    rows += restricted.rows(variant.lttng_restricted, tree.src, out, ctx.guest)
     program = guestbuild.build_guest_program("lttng-ustack.c", opts.cache)
     rows += tuple(uprobe.rows(ctx, uprobe.functions(program)))
     rows += tuple(splice.rows(ctx))

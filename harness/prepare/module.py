@@ -27,20 +27,23 @@ def _sources(src_dir):
     return sorted(files)
 
 
-def module_key(tree, mode, src_dir=None):
+def module_key(tree, mode, src_dir=None, make_args=()):
     src_dir = Path(src_dir or paths.PROBE_MODULE)
     h = hashlib.sha256()
     h.update(f"{tree.key}\0{mode}\0".encode())
+    if make_args:
+        h.update(("\0".join(make_args) + "\0").encode())
     for f in _sources(src_dir):
         h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
     return h.hexdigest()[:20]      # 80 bits, as a tree's key (tree.key_for)
 
 
-def build(tree, mode, cache, src_dir=None, ko_name=KO_NAME):
+def build(tree, mode, cache, src_dir=None, ko_name=KO_NAME, make_args=()):
     """Return the path of the built .ko; the build log sits beside it. `src_dir` and
-    `ko_name` name another module (a guest test module: SHIRQ_KO)."""
+    `ko_name` name another module (a guest test module: SHIRQ_KO); `make_args` are
+    more make variables (KBUILD_NSDEPS=1, harness/prepare/formods.py)."""
     src_dir = Path(src_dir or paths.PROBE_MODULE)
-    key = module_key(tree, mode, src_dir)
+    key = module_key(tree, mode, src_dir, make_args)
     out = Path(cache) / "modules" / key
     ko = out / ko_name
     log = out / "build.log"
@@ -58,7 +61,7 @@ def build(tree, mode, cache, src_dir=None, ko_name=KO_NAME):
             shutil.copy2(f, out / f.name)
         say("module", f"{tree.variant}: building in mode {mode}")
         run_logged("module", ["make", "-C", tree.src, f"M={out}", f"KSYMLAB_MODE={mode}",
-                              "modules"], log)
+                              *make_args, "modules"], log)
         if not ko.exists():
             raise HarnessError("module", f"{ko} missing after a successful make", log)
         (out / "done").write_text(key + "\n")

@@ -61,6 +61,10 @@ class Variant:
     lttng_kallsyms: bool = True           # False: built with CONFIG_LTTNG_KALLSYMS=n
     lttng_lost: tuple = ()                # LTTng features expected to be lost here
     lttng_version: str = DEFAULT_LTTNG    # lttng-modules release (harness/prepare/pins.py)
+    # the module-name pattern the tree's tracer exports are restricted to
+    # (EXPORT_SYMBOL_FOR_MODULES, issue 41): the LTTng guest loads test modules
+    # under other names (harness/lttng/rows/restricted.py); "" = not restricted
+    lttng_restricted: str = ""
 
     @property
     def series_dir(self):
@@ -100,7 +104,7 @@ SCHEMA = {
     "expect": ({"bpf_max_arg": (int, True), "domain_arg": (bool, True),
                 "degraded": (list, False), "seeds": (list, False)}, True),
     "lttng": ({"patches": (str, True), "kallsyms": (bool, False), "lost": (list, False),
-               "version": (str, False)}, False),
+               "version": (str, False), "restricted_to": (str, False)}, False),
 }
 LTTNG_FEATURES = ("prio", "callstack_user", "callstack_kernel", "statedump_block", "writeback",
                   "kmem", "statedump_irq", "uprobe", "splice")
@@ -210,8 +214,13 @@ def _lttng(f, table):
     if version not in LTTNG_RELEASES:
         raise f.error(f"version {version!r}: no pinned lttng-modules release of that version "
                       f"(known: {', '.join(LTTNG_RELEASES)})", "lttng", "version")
+    restricted = table.get("restricted_to", "")
+    if "restricted_to" in table and not re.fullmatch(r"[A-Za-z0-9_-]+\*?", restricted):
+        raise f.error(f"restricted_to {restricted!r}: not a module name or a name prefix "
+                      "followed by * (the loader's tail glob)", "lttng", "restricted_to")
     return {"lttng_series": table["patches"], "lttng_kallsyms": table.get("kallsyms", True),
-            "lttng_lost": tuple(table.get("lost", ())), "lttng_version": version}
+            "lttng_lost": tuple(table.get("lost", ())), "lttng_version": version,
+            "lttng_restricted": restricted}
 
 
 def builtin_dir():

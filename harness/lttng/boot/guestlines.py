@@ -159,6 +159,13 @@ class Kmod:
 
 
 @dataclass(frozen=True)
+class KmodLine:
+    """A dmesg line about one module, its words after the module's name."""
+    name: str = _f(STR)
+    text: Tuple[str, ...] = _f(WORDS, default=())
+
+
+@dataclass(frozen=True)
 class Named:
     name: str = _f(STR)
 
@@ -208,6 +215,8 @@ class GuestData(_Parsed):
     kmod: Tuple[Kmod, ...] = _kind(Kmod)
     kmodlist: Tuple[Named, ...] = _kind(Named)
     kmoddmesg: Tuple[Words, ...] = _kind(Words)
+    formods: Tuple[Kmod, ...] = _kind(Kmod)
+    formodsmsg: Tuple[KmodLine, ...] = _kind(KmodLine)
     context: Tuple[Context, ...] = _kind(Context)
     channelout: Tuple[ChannelOut, ...] = _kind(ChannelOut)
     error: Tuple[Words, ...] = _kind(Words)

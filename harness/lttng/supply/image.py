@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ...prepare import cache as cachemod
 from ...prepare import initramfs as base
+from ...prepare import formods
 from ...prepare import module as modulemod
 from ... import paths
 from ...errors import HarnessError
@@ -83,8 +84,11 @@ def cpio_list(files, applets, step="lttng", link_copies=False):
     return "\n".join(lines) + "\n"
 
 
-def build(tree, build_dir, userspace, scenario, workdir, cache, variant, series, prio=True):
-    """Write <workdir>/lttng-initramfs.cpio (cached by content) and return it."""
+def build(tree, build_dir, userspace, scenario, workdir, cache, variant, series, prio=True,
+          restricted=False):
+    """Write <workdir>/lttng-initramfs.cpio (cached by content) and return it.
+    `restricted`: the tree restricts its tracer exports to LTTng's names; add the three
+    test modules the guest loads under other names (harness/prepare/formods.py)."""
     workdir.mkdir(parents=True, exist_ok=True)
     params = workdir / "lttng-params"
     params.with_name("lttng-group").write_text("root:x:0:\ntracing:x:0:\n")
@@ -95,6 +99,8 @@ def build(tree, build_dir, userspace, scenario, workdir, cache, variant, series,
     programs[SHIRQ_GUEST_PATH] = modulemod.build_shirq(tree, cache)
     # a hidden disk and a disk without capacity for the block statedump (issue 43)
     programs[base.DISKS_GUEST_PATH] = modulemod.build_disks(tree, cache)
+    if restricted:
+        programs.update(formods.build_all(tree, cache))
     text = spec(build_dir, userspace, scenario, params, programs)
     return pack(text, tree, cache, workdir / "lttng-initramfs", variant)
 

@@ -1,8 +1,9 @@
 """End to end: the 7.2 line (Debian forky's linux-source-7.2, fetched by its pin)
 with the probe module in kprobe mode (stock-7.2), by name through 0bd476e6's
 revert (kallsyms-7.2), through the seed series' exports (exports-7.2) and through
-the v2 series' interfaces (exports-v2-7.2). One run of the line's four variants,
-shared by the tests here."""
+the v2 series' interfaces (exports-v2-7.2), the v2 exports restricted to LTTng's
+module names (exports-v2-formods-7.2) and LTTng's v2 patch set on stock 7.2
+(stock-lttngv2-7.2). One run of the six variants, shared by the tests here."""
 
 import json
 import subprocess
@@ -13,7 +14,10 @@ from harness.tests.e2e_runs import harness, tree_src
 
 pytestmark = pytest.mark.e2e
 
-VARIANTS = ("exports-7.2", "stock-7.2", "kallsyms-7.2", "exports-v2-7.2")
+# the line's four, the v2 exports restricted to LTTng's names (issue 41) and LTTng's v2
+# patch set on stock 7.2 (its fallback path)
+VARIANTS = ("exports-7.2", "stock-7.2", "kallsyms-7.2", "exports-v2-7.2",
+            "exports-v2-formods-7.2", "stock-lttngv2-7.2")
 
 
 @pytest.fixture(scope="module")
@@ -160,3 +164,42 @@ def test_lttng_216_on_the_series_resolves_nothing_by_name(k72_run, variant, lost
     (head,) = [h for h in rep["headline"] if h["variant"] == variant]
     assert head["lost"] == lost and head["by_name"] == []
     assert ("kvm probe fields" in head["working"]) == (variant == "exports-v2-7.2")
+
+
+@pytest.mark.prebuild(*VARIANTS)
+def test_exports_for_lttng_only_admit_lttng_names_and_any_impostor(k72_run):
+    """EXPORT_SYMBOL_FOR_MODULES(sym, "lttng*") on the v2 exports: LTTng 2.16 links and
+    loses nothing; a module of another name is refused with the loader's message, one
+    importing the module namespace is refused for that, one named lttng_* loads."""
+    _, rep = k72_run
+    v = "exports-v2-formods-7.2"
+    lt = {x["key"]: x for x in rows(rep, v, "lttng")}
+    rs = {k: x for k, x in lt.items() if k.startswith("restricted/")}
+    assert sorted(rs) == ["restricted/import", "restricted/impostor", "restricted/lttng-links",
+                          "restricted/other"]
+    assert all(x["agree"] is True for x in rs.values()), rs
+    assert rs["restricted/other"]["sources"]["guest"] == (
+        "ksymlab_formods: module uses symbol (stack_trace_save_user) from namespace "
+        "module:lttng*, but does not import it.")
+    assert rs["restricted/import"]["sources"]["guest"] == (
+        "ksymlab_formods_import: module tries to import module namespace: module:lttng*")
+    assert rs["restricted/impostor"]["sources"]["guest lsmod"] == "lttng_impostor"
+    assert "lttng_tracer" in rs["restricted/lttng-links"]["sources"]["guest lsmod"]
+    assert [k for k, x in lt.items() if x["agree"] is False] == []
+    (head,) = [h for h in rep["headline"] if h["variant"] == v]
+    assert head["lost"] == [] and head["by_name"] == []
+
+
+@pytest.mark.prebuild(*VARIANTS)
+def test_lttngs_v2_patch_set_falls_back_on_a_stock_72(k72_run):
+    """patches/lttng/2.16.0/v2 on stock 7.2 finds none of the v2 interfaces and does
+    what 2.16 does there: the same features work, the same names are looked up, but
+    stack_trace_save, which every kernel exports (0005 links to it)."""
+    _, rep = k72_run
+    head = {h["variant"]: h for h in rep["headline"]}
+    fb, stock = head["stock-lttngv2-7.2"], head["stock-7.2"]
+    assert fb["working"] == stock["working"] and fb["lost"] == stock["lost"] == []
+    assert set(stock["by_name"]) - set(fb["by_name"]) == {"stack_trace_save"}
+    assert set(fb["by_name"]) < set(stock["by_name"]) and "irq_to_desc" in fb["by_name"]
+    lt = rows(rep, "stock-lttngv2-7.2", "lttng")
+    assert len(lt) > 50 and [x["key"] for x in lt if x["agree"] is False] == []

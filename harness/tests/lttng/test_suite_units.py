@@ -176,7 +176,7 @@ def _lttng_run_failing(monkeypatch, tmp_path, where):
     monkeypatch.setattr(step.image, "build", lambda *a, **k: out / "build.log")
     monkeypatch.setattr(step.session, "boot", steps["boot"])
     variant = SimpleNamespace(name="shipped", lttng_series="shipped", lttng_kallsyms=True,
-                              lttng_version="2.13.9")
+                              lttng_version="2.13.9", lttng_restricted="")
     opts = SimpleNamespace(cache=tmp_path, scenario=None)
     return step.rows_or_failure(variant, None, tmp_path / "v", opts)
 
