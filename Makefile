@@ -74,7 +74,7 @@ mutants: deps
 ## --cover-letter --base into patches/7.2/v2-post/ (committed) with checkpatch
 ## --strict, kernel-doc -Wall and get_maintainer.pl per patch (checks.md there).
 ## post-series-build also compiles each patch's files with W=1 before and after it
-## (it needs the exports-v2-7.2 tree built; not part of check). POST_ARGS: --line,
+## (build.md; it needs the exports-v2-7.2 tree built; not part of check). POST_ARGS: --line,
 ## --series, --out DIR, --keep.
 POST_ARGS ?=
 post-series: deps
