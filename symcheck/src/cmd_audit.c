@@ -89,6 +89,7 @@ typedef struct {
     const audit_input_t *in;
     size_t n;
     bool **resolver;      /* [module][function] */
+    bool **trick;         /* [module][function]: a kprobe trick (is_trick(), decided once) */
     bool **trick_kln;     /* [module][function]: kprobe trick on a base resolver's name */
     /* resolver cells, per module: (section, offset) pairs */
     struct cell { size_t sec; uint64_t off; } **cells;
@@ -290,7 +291,7 @@ static void kprobe_findings(const ctx_t *c, size_t mi, audit_module_t *r)
         strvec_t names = {0};
         trick_names(cs, f, &names);
         char *w = where_str(f, at);
-        if (is_trick(f)) {
+        if (c->trick[mi][fi]) {
             /* the probe only reads an address: of the literal(s), or of a name known at run time */
             if (!names.n)
                 strvec_push(&names, "(name not a literal)");
@@ -341,17 +342,20 @@ static void byname_findings(const ctx_t *c, size_t mi, audit_module_t *r)
 void audit_compute(const audit_input_t *in, size_t n, audit_result_t *r)
 {
     memset(r, 0, sizeof *r);
-    ctx_t c = {in, n, NULL, NULL, NULL, NULL};
+    ctx_t c = {in, n, NULL, NULL, NULL, NULL, NULL};
     c.resolver = xcalloc(n ? n : 1, sizeof *c.resolver);
+    c.trick = xcalloc(n ? n : 1, sizeof *c.trick);
     c.trick_kln = xcalloc(n ? n : 1, sizeof *c.trick_kln);
     c.cells = xcalloc(n ? n : 1, sizeof *c.cells);
     c.n_cells = xcalloc(n ? n : 1, sizeof *c.n_cells);
     for (size_t mi = 0; mi < n; mi++) {
         const cs_module_t *cs = in[mi].cs;
         c.resolver[mi] = xcalloc(cs->n_fn ? cs->n_fn : 1, sizeof **c.resolver);
+        c.trick[mi] = xcalloc(cs->n_fn ? cs->n_fn : 1, sizeof **c.trick);
         c.trick_kln[mi] = xcalloc(cs->n_fn ? cs->n_fn : 1, sizeof **c.trick_kln);
         for (size_t fi = 0; fi < cs->n_fn; fi++) {
-            if (!is_trick(&cs->fn[fi]))
+            c.trick[mi][fi] = is_trick(&cs->fn[fi]);
+            if (!c.trick[mi][fi])
                 continue;
             strvec_t names = {0};
             trick_names(cs, &cs->fn[fi], &names);
@@ -378,10 +382,12 @@ void audit_compute(const audit_input_t *in, size_t n, audit_result_t *r)
     }
     for (size_t mi = 0; mi < n; mi++) {
         free(c.resolver[mi]);
+        free(c.trick[mi]);
         free(c.trick_kln[mi]);
         free(c.cells[mi]);
     }
     free(c.resolver);
+    free(c.trick);
     free(c.trick_kln);
     free(c.cells);
     free(c.n_cells);

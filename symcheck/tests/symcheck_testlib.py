@@ -3,6 +3,7 @@
 Distro-kernel fixtures come from fetch-distro-kernel.sh (Debian's linux-image-*-amd64 and
 linux-headers packages, downloaded with apt-get download and extracted with dpkg -x)."""
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -178,3 +179,21 @@ def read_symvers_text(path):
             parts = line.split("\t")
             rows[parts[1]] = (int(parts[0], 16), parts[2], parts[3], parts[4] if len(parts) > 4 else "")
     return rows
+
+
+def objdump_listing(path):
+    """binutils' objdump -d of `path` (independent of symcheck): ({(function, offset):
+    mnemonic}, the function names labelled more than once)."""
+    r = run(["objdump", "-d", "--no-show-raw-insn", path])
+    assert r.returncode == 0, r.stderr
+    out, seen, twice, fn, base = {}, set(), set(), None, 0
+    for line in r.stdout.splitlines():
+        m = re.match(r"^([0-9a-f]+) <(.+)>:$", line)
+        if m:
+            base, fn = int(m.group(1), 16), m.group(2)
+            (twice if fn in seen else seen).add(fn)
+            continue
+        m = re.match(r"^\s+([0-9a-f]+):\s+(\S+)", line)
+        if m and fn:
+            out[(fn, int(m.group(1), 16) - base)] = m.group(2)
+    return out, twice

@@ -10,7 +10,7 @@ import shutil
 
 import pytest
 
-from symcheck_testlib import FIX, HERE, run, symcheck, elf_sections, read_symvers_text
+from symcheck_testlib import FIX, HERE, symcheck, elf_sections, objdump_listing, read_symvers_text
 
 SRC = os.path.join(HERE, "fixtures", "audit")
 KOS = os.path.join(FIX, "audit")
@@ -135,27 +135,11 @@ def test_existence_check_is_not_a_finding():
     assert "kprobe existence check (not a finding): t_neighbours on t_neighbours at t_neighbours+0x26" in r.stdout
 
 
-def objdump_insns(path):
-    """{(function, offset): mnemonic} from objdump -d (binutils, independent of symcheck)."""
-    r = run(["objdump", "-d", "--no-show-raw-insn", path])
-    assert r.returncode == 0, r.stderr
-    out, fn, base = {}, None, 0
-    for line in r.stdout.splitlines():
-        m = re.match(r"^([0-9a-f]+) <(.+)>:$", line)
-        if m:
-            base, fn = int(m.group(1), 16), m.group(2)
-            continue
-        m = re.match(r"^\s+([0-9a-f]+):\s+(\S+)", line)
-        if m and fn:
-            out[(fn, int(m.group(1), 16) - base)] = m.group(2)
-    return out
-
-
 def test_findings_point_at_calls():
     d = audit_json(*[ko(n) for n in NAMES])
     n = 0
     for m in d["modules"]:
-        insns = objdump_insns(ko(m["name"]))
+        insns, _ = objdump_listing(ko(m["name"]))
         for f in m["findings"]:
             if f["kind"] in NAME_KINDS:
                 fn, off = f["where"].rsplit("+", 1)

@@ -5,12 +5,11 @@ prints the decoder's boundaries). Inputs: the compiled fixtures, and Debian's ow
 retpolines, .cold parts), sampled across the tree."""
 import lzma
 import os
-import re
 import shutil
 
 import pytest
 
-from symcheck_testlib import FIX, SYMCHECK_DIR, fetched_line, run
+from symcheck_testlib import FIX, SYMCHECK_DIR, fetched_line, objdump_listing, run
 
 DUMP = os.path.join(SYMCHECK_DIR, "build", "x86dec_dump")
 
@@ -31,21 +30,11 @@ def decoded(path):
 
 
 def objdumped(path):
-    """{function: {instruction offset: mnemonic}} from objdump -d, and the names seen twice."""
-    r = run(["objdump", "-d", "--no-show-raw-insn", path])
-    assert r.returncode == 0, r.stderr
-    out, twice, fn, base = {}, set(), None, 0
-    for line in r.stdout.splitlines():
-        m = re.match(r"^([0-9a-f]+) <(.+)>:$", line)
-        if m:
-            base, fn = int(m.group(1), 16), m.group(2)
-            if fn in out:
-                twice.add(fn)
-            out[fn] = {}
-            continue
-        m = re.match(r"^\s+([0-9a-f]+):\s+(\S+)", line)
-        if m and fn:
-            out[fn][int(m.group(1), 16) - base] = m.group(2)
+    """{function: {instruction offset: mnemonic}} from objdump, and the names seen twice."""
+    insns, twice = objdump_listing(path)
+    out = {}
+    for (fn, off), mnemonic in insns.items():
+        out.setdefault(fn, {})[off] = mnemonic
     return out, twice
 
 
